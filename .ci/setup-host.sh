@@ -1,0 +1,290 @@
+#!/usr/bin/env bash
+# Prepare a fresh Debian (bookworm) machine for plimsoll's test suite.
+#
+#   bash .ci/setup-host.sh            # as root; idempotent, a second run is fast
+#
+# Stages (each timed):
+#   packages  apt-get install, only if missing: docker.io runsc busybox-static
+#             (+ python3-venv if `python3 -m venv` cannot work)
+#   config    /etc/docker/daemon.json registering the gVisor runtime "runsc"
+#   dockerd   start dockerd (no systemd here) or restart it if the config changed
+#   verify    runtimes runc+runsc, image plimsoll/busybox:test, `echo ok` under both
+#   venv      ${PLIMSOLL_VENV:-$ROOT/target/venv} with plimsoll-client==0.23.0 + pytest
+#
+# Progress goes to stderr; the only line on stdout is the venv path, so
+#   VENV="$(bash .ci/setup-host.sh)"   works.
+# dockerd is left running in the background (log: /var/log/dockerd.log).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${PLIMSOLL_VENV:-$ROOT/target/venv}"
+IMAGE="plimsoll/busybox:test"
+CLIENT_VERSION="0.23.0"
+DAEMON_JSON=/etc/docker/daemon.json
+DOCKERD_LOG=/var/log/dockerd.log
+APT_LOG=/var/log/plimsoll-setup-apt.log
+export DEBIAN_FRONTEND=noninteractive
+
+log() { printf '[setup-host] %s\n' "$*" >&2; }
+die() { printf '[setup-host] ERROR: %s\n' "$*" >&2; exit 1; }
+
+now_ms() { local t; t="$(date +%s%N)"; echo $((t / 1000000)); }
+TIMINGS=()
+stage() { # stage NAME FUNCTION
+  local name="$1" fn="$2" t0 t1 dur
+  log "== stage $name"
+  t0="$(now_ms)"
+  "$fn"
+  t1="$(now_ms)"
+  dur="$(printf '%d.%03d' $(((t1 - t0) / 1000)) $(((t1 - t0) % 1000)))"
+  TIMINGS+=("$(printf '%-9s %8ss' "$name" "$dur")")
+  log "== stage $name done in ${dur}s"
+}
+
+[ "$(id -u)" -eq 0 ] || die "must run as root"
+
+# ---------------------------------------------------------------- packages
+pkg_installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+venv_ok() { [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; }
+
+python_can_venv() {
+  # Real check: `python3 -m venv` needs both venv and ensurepip (Debian's system
+  # python ships ensurepip only in python3-venv).
+  local d rc=0
+  d="$(mktemp -d)"
+  python3 -m venv "$d/v" >/dev/null 2>&1 || rc=1
+  rm -rf "$d"
+  return "$rc"
+}
+
+cgroups_mounted() { grep -qE '^[^ ]+ /sys/fs/cgroup[/ ]?[^ ]* (cgroup|cgroup2) ' /proc/mounts; }
+
+apt_run() {
+  if ! apt-get -y -q -o Dpkg::Use-Pty=0 -o DPkg::Lock::Timeout=300 "$@" >>"$APT_LOG" 2>&1; then
+    tail -n 30 "$APT_LOG" >&2 || true
+    die "apt-get $* failed (full log: $APT_LOG)"
+  fi
+}
+
+stage_packages() {
+  local want=(docker.io runsc busybox-static) missing=() p
+  command -v python3 >/dev/null || want+=(python3)
+  if ! venv_ok && command -v python3 >/dev/null && ! python_can_venv; then
+    log "python3 -m venv does not work: adding python3-venv"
+    want+=(python3-venv)
+  fi
+  cgroups_mounted || want+=(cgroupfs-mount)
+  for p in "${want[@]}"; do pkg_installed "$p" || missing+=("$p"); done
+  if [ "${#missing[@]}" -eq 0 ]; then
+    log "all packages present: ${want[*]}"
+  else
+    log "installing: ${missing[*]} (apt log: $APT_LOG)"
+    apt_run update
+    # --no-install-recommends: docker.io recommends apparmor/needrestart/git, none needed.
+    apt_run install --no-install-recommends "${missing[@]}"
+    for p in "${missing[@]}"; do pkg_installed "$p" || die "package $p did not install"; done
+    log "installed: ${missing[*]}"
+  fi
+  if ! cgroups_mounted; then
+    command -v cgroupfs-mount >/dev/null && cgroupfs-mount
+    cgroups_mounted || die "no cgroup filesystem mounted under /sys/fs/cgroup"
+  fi
+  command -v dockerd >/dev/null || die "dockerd not found after installing docker.io"
+  command -v runsc >/dev/null || die "runsc not found after installing runsc"
+  [ -x /bin/busybox ] || die "/bin/busybox missing after installing busybox-static"
+}
+
+# ---------------------------------------------------------------- config
+CONFIG_CHANGED=0
+stage_config() {
+  local runsc tmp
+  runsc="$(command -v runsc)"
+  case "$runsc" in /*) ;; *) die "runsc is not an absolute path: $runsc" ;; esac
+  mkdir -p "$(dirname "$DAEMON_JSON")"
+  tmp="$(mktemp)"
+  cat >"$tmp" <<EOF
+{
+  "runtimes": {
+    "runsc": {
+      "path": "$runsc",
+      "runtimeArgs": ["--host-uds=open", "--network=none"]
+    }
+  }
+}
+EOF
+  if [ -f "$DAEMON_JSON" ] && cmp -s "$tmp" "$DAEMON_JSON"; then
+    rm -f "$tmp"
+    log "$DAEMON_JSON already up to date (runsc=$runsc)"
+  else
+    [ -f "$DAEMON_JSON" ] && cp "$DAEMON_JSON" "$DAEMON_JSON.bak"
+    install -m 0644 "$tmp" "$DAEMON_JSON"
+    rm -f "$tmp"
+    CONFIG_CHANGED=1
+    log "wrote $DAEMON_JSON (runsc=$runsc)"
+  fi
+}
+
+# ---------------------------------------------------------------- dockerd
+dockerd_pid() { # prints the pid of a running dockerd, if any
+  local f pid comm
+  for f in /run/docker.pid /var/run/docker.pid; do
+    if [ -r "$f" ]; then
+      pid="$(cat "$f" 2>/dev/null || true)"
+      if [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null || true)" = dockerd ]; then
+        echo "$pid"; return 0
+      fi
+    fi
+  done
+  for f in /proc/[0-9]*/comm; do
+    comm="$(cat "$f" 2>/dev/null || true)"
+    if [ "$comm" = dockerd ]; then
+      pid="${f#/proc/}"; echo "${pid%/comm}"; return 0
+    fi
+  done
+  return 1
+}
+
+docker_answers() { timeout 10 docker info >/dev/null 2>&1; }
+
+stop_dockerd() {
+  local pid="$1" i
+  log "stopping dockerd (pid $pid)"
+  kill -TERM "$pid" 2>/dev/null || true
+  for i in $(seq 1 60); do
+    [ -d "/proc/$pid" ] || return 0
+    sleep 0.5
+  done
+  log "dockerd did not stop in 30 s: SIGKILL"
+  kill -KILL "$pid" 2>/dev/null || true
+  sleep 1
+}
+
+start_dockerd() {
+  log "starting dockerd (log: $DOCKERD_LOG)"
+  printf '\n==== %s dockerd started by setup-host.sh\n' "$(date -Is)" >>"$DOCKERD_LOG"
+  # setsid + all fds redirected: dockerd outlives this script and holds none of
+  # the caller's pipes open.
+  setsid nohup dockerd </dev/null >>"$DOCKERD_LOG" 2>&1 &
+  local pid=$! i
+  for i in $(seq 1 120); do # bounded: 60 s
+    if docker_answers; then log "dockerd answers (pid $pid) after ~$((i / 2)) s"; return 0; fi
+    if ! [ -d "/proc/$pid" ]; then
+      tail -n 40 "$DOCKERD_LOG" >&2 || true
+      die "dockerd exited during startup (see $DOCKERD_LOG)"
+    fi
+    sleep 0.5
+  done
+  tail -n 40 "$DOCKERD_LOG" >&2 || true
+  die "dockerd did not answer 'docker info' within 60 s (see $DOCKERD_LOG)"
+}
+
+stage_dockerd() {
+  local pid
+  if pid="$(dockerd_pid)"; then
+    if [ "$CONFIG_CHANGED" -eq 1 ]; then
+      log "daemon.json changed: restarting dockerd"
+      stop_dockerd "$pid"
+      start_dockerd
+    elif docker_answers; then
+      log "dockerd already running (pid $pid), config unchanged"
+    else
+      log "dockerd (pid $pid) running but not answering: restarting"
+      stop_dockerd "$pid"
+      start_dockerd
+    fi
+  else
+    start_dockerd
+  fi
+}
+
+# ---------------------------------------------------------------- verify
+build_image() {
+  local dir applet
+  dir="$(mktemp -d)"
+  mkdir -p "$dir/bin" "$dir/sbin" "$dir/usr/bin" "$dir/usr/sbin" \
+    "$dir/tmp" "$dir/proc" "$dir/sys" "$dir/dev" "$dir/etc" "$dir/root"
+  chmod 1777 "$dir/tmp"
+  cp /bin/busybox "$dir/bin/busybox"
+  while read -r applet; do
+    [ -n "$applet" ] && [ "$applet" != bin/busybox ] || continue
+    [ -e "$dir/$applet" ] || ln -s /bin/busybox "$dir/$applet"
+  done < <(/bin/busybox --list-full)
+  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$dir/etc/passwd"
+  printf 'root:x:0:\nnogroup:x:65534:\n' >"$dir/etc/group"
+  tar --numeric-owner --owner=0 --group=0 -C "$dir" -c . |
+    docker import -c 'ENV PATH=/usr/sbin:/usr/bin:/sbin:/bin' -c 'CMD ["/bin/sh"]' - "$IMAGE" >/dev/null
+  rm -rf "$dir"
+}
+
+run_ok() { # run_ok LABEL [docker run args...]
+  local label="$1" out rc=0
+  shift
+  out="$(timeout 120 docker run --rm --network none "$@" "$IMAGE" /bin/busybox echo ok 2>&1)" || rc=$?
+  if [ "$rc" -ne 0 ] || [ "$out" != ok ]; then
+    printf '%s\n' "$out" >&2
+    die "container under $label did not print 'ok' (exit $rc)"
+  fi
+  log "container under $label printed ok"
+}
+
+stage_verify() {
+  local runtimes
+  runtimes="$(docker info --format '{{json .Runtimes}}')"
+  grep -q '"runc"' <<<"$runtimes" || die "dockerd lists no runc runtime: $runtimes"
+  grep -q '"runsc"' <<<"$runtimes" || die "dockerd lists no runsc runtime: $runtimes"
+  log "runtimes: runc, runsc registered"
+  if docker image inspect "$IMAGE" >/dev/null 2>&1; then
+    log "image $IMAGE present"
+  else
+    log "building image $IMAGE from /bin/busybox"
+    build_image
+  fi
+  run_ok runc
+  run_ok runsc --runtime runsc
+}
+
+# ---------------------------------------------------------------- venv
+venv_has_deps() {
+  "$VENV/bin/python" - "$CLIENT_VERSION" >/dev/null 2>&1 <<'EOF'
+import sys
+from importlib.metadata import version
+assert version("plimsoll-client") == sys.argv[1]
+version("pytest")
+import plimsoll_client, pytest
+EOF
+}
+
+stage_venv() {
+  if ! venv_ok; then
+    [ -e "$VENV" ] && { log "removing broken venv $VENV"; rm -rf "$VENV"; }
+    log "creating venv $VENV"
+    mkdir -p "$(dirname "$VENV")"
+    python3 -m venv "$VENV"
+  fi
+  if venv_has_deps; then
+    log "venv already has plimsoll-client==$CLIENT_VERSION and pytest"
+  else
+    log "pip install plimsoll-client==$CLIENT_VERSION pytest"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+      "plimsoll-client==$CLIENT_VERSION" pytest >&2
+    venv_has_deps || die "venv $VENV lacks plimsoll-client==$CLIENT_VERSION or pytest after install"
+  fi
+}
+
+# ---------------------------------------------------------------- main
+T0="$(now_ms)"
+stage packages stage_packages
+stage config stage_config
+stage dockerd stage_dockerd
+stage verify stage_verify
+stage venv stage_venv
+T1="$(now_ms)"
+log "timings:"
+for t in "${TIMINGS[@]}"; do log "  $t"; done
+log "  $(printf '%-9s %8ss' total "$(printf '%d.%03d' $(((T1 - T0) / 1000)) $(((T1 - T0) % 1000)))")"
+log "docker server $(docker version --format '{{.Server.Version}}' 2>/dev/null || echo '?'), runsc $(command -v runsc)"
+log "venv: $VENV"
+echo "$VENV"

@@ -1,0 +1,251 @@
+//! The engine: every request goes protocol → validation → floor against the
+//! proven tier → provider support → software rule → dispatch → record.
+//!
+//! Every refusal before dispatch is marked not dispatched; the provider sees
+//! nothing until the floor and the rule have passed.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Config, ConfigError};
+use crate::error::{Error, ErrorCode, Result};
+use crate::provider::{self, Environment, Provider, RunContext};
+use crate::record::{RECORD_VERSION, RunRecord, request_digest, result_digest, rule_id, seal};
+use crate::request::{MAX_RUN_TIMEOUT_MS, Payload, Request};
+use crate::result::Output;
+use crate::tier::{Floor, Isolation};
+use crate::wire::{DescribeResponse, Evidence, PayloadEnvironment, RunResponse};
+
+/// Who is asking: the authenticated principal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// The principal id (`anon` when the daemon runs without auth).
+    pub principal: String,
+}
+
+impl Caller {
+    /// The anonymous caller of an embedded engine or an open daemon.
+    pub fn anonymous() -> Caller {
+        Caller { principal: "anon".into() }
+    }
+}
+
+/// Why an engine would not start.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StartError {
+    /// The configuration is impossible.
+    Config(ConfigError),
+    /// The provider's preflight or startup proof failed.
+    Proof(Error),
+    /// The proven tier is below `SANDBOX_MIN_ISOLATION`.
+    BelowMinimum {
+        /// What the provider proved.
+        proven: Isolation,
+        /// What the operator demanded.
+        minimum: Floor,
+    },
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::Config(e) => write!(f, "configuration: {e}"),
+            StartError::Proof(e) => write!(f, "startup proof failed: {}", e.message()),
+            StartError::BelowMinimum { proven, minimum } => write!(
+                f,
+                "SANDBOX_MIN_ISOLATION: the provider proved tier {proven}, below the minimum {}",
+                minimum.as_str()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StartError {}
+
+/// A started engine: one provider whose tier has been proven.
+#[derive(Clone)]
+pub struct Engine {
+    provider: Arc<dyn Provider>,
+    proven: Isolation,
+    instance: String,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("provider", &self.provider.name()).field("proven", &self.proven).finish()
+    }
+}
+
+fn unix_ms(t: SystemTime) -> i64 {
+    t.duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+impl Engine {
+    /// Builds the configured provider, runs its preflight and startup proof, and
+    /// refuses to start below `SANDBOX_MIN_ISOLATION`.
+    pub async fn start(config: &Config) -> std::result::Result<Engine, StartError> {
+        let provider = provider::build(config).map_err(StartError::Config)?;
+        Engine::with_provider(provider, config).await
+    }
+
+    /// Starts an engine over an already-built provider (for embedders and tests).
+    pub async fn with_provider(provider: Arc<dyn Provider>, config: &Config) -> std::result::Result<Engine, StartError> {
+        provider.preflight().await.map_err(StartError::Proof)?;
+        let proven = provider.prove().await.map_err(StartError::Proof)?;
+        // A provider never paints more than it claims, whatever its proof says.
+        let proven = proven.min(provider.isolation());
+        if !proven.meets(config.min_isolation) {
+            return Err(StartError::BelowMinimum { proven, minimum: config.min_isolation });
+        }
+        Ok(Engine { provider, proven, instance: config.instance.clone() })
+    }
+
+    /// The proven tier.
+    pub fn isolation(&self) -> Isolation {
+        self.proven
+    }
+
+    /// The provider's id.
+    pub fn provider_name(&self) -> &'static str {
+        self.provider.name()
+    }
+
+    /// Whether the provider's preflight passes now (`/readyz`).
+    pub async fn ready(&self) -> Result<()> {
+        self.provider.preflight().await
+    }
+
+    /// What this engine serves: configuration plus startup proof, never attestation.
+    pub fn describe(&self) -> DescribeResponse {
+        let caps = self.provider.capabilities();
+        let envs = self.provider.environments();
+        let wire_env = |e: Option<Environment>| {
+            e.map(|e| PayloadEnvironment {
+                identity: e.identity,
+                max_timeout_ms: e.max_timeout_ms.min(MAX_RUN_TIMEOUT_MS),
+                software_identity: e.software_identity,
+                languages: e.languages,
+            })
+        };
+        DescribeResponse {
+            sandbox: self.provider.name().into(),
+            isolation: self.proven.as_str().into(),
+            supports_project: caps.projects && envs.project.is_some(),
+            supports_javascript_grants: caps.javascript_grants,
+            supports_project_grants: caps.project_grants,
+            supports_module: caps.modules && envs.module.is_some(),
+            protocol: crate::request::PROTOCOL,
+            javascript_environment: wire_env(envs.javascript),
+            project_environment: wire_env(envs.project),
+            module_environment: wire_env(envs.module),
+            resources: Some(self.provider.resources()),
+            policy: self.provider.policy(),
+            supports_sessions: false,
+            session_environment: None,
+            ..DescribeResponse::default()
+        }
+    }
+
+    /// Takes a request through every check, runs it, and stamps its record.
+    ///
+    /// `Err` is a refusal (marked not dispatched) or an infrastructure error;
+    /// a guest's non-zero exit is an `Ok` result.
+    pub async fn run(&self, caller: &Caller, mut request: Request, cancel: CancellationToken) -> Result<RunResponse> {
+        request.envelope.check_protocol()?;
+        let floor = request.envelope.validate()?;
+        request.payload.validate()?;
+        if matches!(request.payload, Payload::Cell(_)) {
+            return Err(Error::invalid("a cell runs only in a session: use SessionRun"));
+        }
+        let env = self.admit(&request, floor)?;
+        let timeout_ms = effective_timeout(request.envelope.timeout_ms, &env);
+        let ctx = RunContext { timeout: Duration::from_millis(timeout_ms as u64), cancel, principal: caller.principal.clone() };
+
+        let started = SystemTime::now();
+        let clock = Instant::now();
+        let output = match &request.payload {
+            Payload::JavaScript(j) => Output::JavaScript(self.provider.run_javascript(j, &ctx).await?),
+            Payload::Project(p) => Output::Project(self.provider.run_project(p, &ctx).await?),
+            Payload::Module(m) => Output::Module(self.provider.run_module(m, &ctx).await?),
+            Payload::Cell(_) => unreachable!("refused above"),
+        };
+        let elapsed = clock.elapsed();
+        Ok(self.stamp(&request, &env, output, started, elapsed))
+    }
+
+    /// The pre-dispatch checks after validation: floor, support, grant, software rule.
+    fn admit(&self, request: &Request, floor: Floor) -> Result<Environment> {
+        if !self.proven.meets(floor) {
+            return Err(Error::new(
+                ErrorCode::InsufficientIsolation,
+                format!("this daemon's proven tier is {}, below the floor {}", self.proven, floor.as_str()),
+            ));
+        }
+        if self.proven == Isolation::None {
+            return Err(provider::disabled::refusal());
+        }
+        let caps = self.provider.capabilities();
+        let envs = self.provider.environments();
+        let env = match &request.payload {
+            Payload::JavaScript(_) => envs.javascript,
+            Payload::Project(_) => envs.project.filter(|_| caps.projects),
+            Payload::Module(_) => envs.module.filter(|_| caps.modules),
+            Payload::Cell(_) => None,
+        }
+        .ok_or_else(|| {
+            Error::unsupported(format!("the {} provider does not run {} payloads", self.provider.name(), request.payload.kind()))
+        })?;
+        if !request.payload.grant_profile().is_empty() {
+            // No grant profile is configured in this build: an unknown profile and a
+            // forbidden one get the same refusal.
+            return Err(Error::new(ErrorCode::PermissionDenied, "unknown grant profile, or not permitted for this caller"));
+        }
+        if let Some(rule) = &request.envelope.software_rule {
+            if !rule.allows(&env.software_identity) {
+                return Err(Error::new(ErrorCode::SoftwareMismatch, "this daemon's software is not in the request's software rule"));
+            }
+        }
+        Ok(env)
+    }
+
+    fn stamp(&self, request: &Request, env: &Environment, output: Output, started: SystemTime, elapsed: Duration) -> RunResponse {
+        let evidence = Evidence {
+            sandbox: self.provider.name().into(),
+            isolation: self.proven.as_str().into(),
+            environment: env.identity.clone(),
+            software_identity: env.software_identity.clone(),
+            instance: self.instance.clone(),
+        };
+        let started_ms = unix_ms(started);
+        let elapsed_ms = elapsed.as_millis() as i64;
+        let mut record = RunRecord {
+            version: RECORD_VERSION,
+            request_sha256: request_digest(&request.envelope, Some(&request.payload)),
+            result_sha256: result_digest(Some(&output)),
+            provider: evidence.sandbox.clone(),
+            isolation: evidence.isolation.clone(),
+            environment: evidence.environment.clone(),
+            policy: self.provider.policy(),
+            started_unix_ms: started_ms,
+            ended_unix_ms: started_ms + elapsed_ms,
+            software_identity: evidence.software_identity.clone(),
+            software_rule_id: rule_id(request.envelope.software_rule.as_ref()),
+            instance: evidence.instance.clone(),
+            ..RunRecord::default()
+        };
+        seal(&mut record);
+        RunResponse { evidence, duration_ms: elapsed_ms, record: Some(record), output: Some(output) }
+    }
+}
+
+/// The budget a run gets: the request's, or the kind's default, clamped to the
+/// kind's maximum and the daemon's 5-minute ceiling.
+fn effective_timeout(requested_ms: i32, env: &Environment) -> u32 {
+    let max = env.max_timeout_ms.clamp(1, MAX_RUN_TIMEOUT_MS);
+    let want = if requested_ms > 0 { requested_ms as u32 } else { env.default_timeout_ms.max(1) };
+    want.min(max)
+}
+
+#[cfg(test)]
+mod tests;

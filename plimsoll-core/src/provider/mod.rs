@@ -1,0 +1,146 @@
+//! Providers: the backends that run code, behind one small trait.
+//!
+//! A provider claims a tier only after its startup proof ([`Provider::prove`])
+//! passes. Optional abilities are explicit in [`Capabilities`]; anything a
+//! provider does not support is refused by the engine before dispatch.
+
+use async_trait::async_trait;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Config, ConfigError, ProviderKind};
+use crate::error::{Error, Result};
+use crate::request::{JavaScriptRun, ModuleRun, ProjectRun};
+use crate::result::{JavaScriptResult, ModuleResult, ProjectResult};
+use crate::tier::Isolation;
+use crate::wire::RunResources;
+
+pub mod disabled;
+
+/// What a provider can do besides snippets. Describe reports these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Capabilities {
+    /// Runs projects.
+    pub projects: bool,
+    /// Runs modules.
+    pub modules: bool,
+    /// Keeps sessions.
+    pub sessions: bool,
+    /// Brokers grants for snippets.
+    pub javascript_grants: bool,
+    /// Brokers grants for projects.
+    pub project_grants: bool,
+    /// Reaps leaked sandboxes ([`Provider::reconcile_orphans`]).
+    pub orphan_reconcile: bool,
+}
+
+/// What one payload kind runs on, and its time budget.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Environment {
+    /// A content-addressed identity of the image or interpreter, or empty.
+    pub identity: String,
+    /// The software identity a caller's rule is checked against, or empty.
+    pub software_identity: String,
+    /// The budget when the request names none, ms.
+    pub default_timeout_ms: u32,
+    /// The longest budget a request may ask for, ms (at most 300 000).
+    pub max_timeout_ms: u32,
+    /// Interpreter languages proven at startup.
+    pub languages: Vec<String>,
+}
+
+/// The environments of each kind a provider runs (`None`: that kind is unsupported).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Environments {
+    /// Snippets.
+    pub javascript: Option<Environment>,
+    /// Projects.
+    pub project: Option<Environment>,
+    /// Modules.
+    pub module: Option<Environment>,
+    /// Sessions.
+    pub session: Option<Environment>,
+}
+
+/// Everything a provider gets with one run besides the payload.
+#[derive(Debug, Clone)]
+pub struct RunContext {
+    /// The run's whole budget, already clamped to the provider's maximum.
+    pub timeout: Duration,
+    /// Fires when the caller goes away or the daemon gives up; stop at once.
+    pub cancel: CancellationToken,
+    /// The authenticated principal (`anon` without auth).
+    pub principal: String,
+}
+
+/// A backend that runs code.
+///
+/// Only `run_javascript` is required; the other kinds default to a refusal and
+/// must be matched by [`Capabilities`]. A guest's non-zero exit is an `Ok`
+/// result; an `Err` is a refusal or an infrastructure error, never the guest's
+/// own failure.
+#[async_trait]
+pub trait Provider: Send + Sync + 'static {
+    /// The provider id on the wire (`disabled`, `wasm`, `docker`, …).
+    fn name(&self) -> &'static str;
+
+    /// The tier this provider paints once [`Provider::prove`] has passed.
+    fn isolation(&self) -> Isolation;
+
+    /// Optional abilities.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+
+    /// Per-kind environments.
+    fn environments(&self) -> Environments;
+
+    /// The per-run resource envelope.
+    fn resources(&self) -> RunResources {
+        RunResources::default()
+    }
+
+    /// The provider's policy digest, or empty.
+    fn policy(&self) -> String {
+        String::new()
+    }
+
+    /// A cheap check of configuration and dependencies; also `/readyz`.
+    async fn preflight(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// The behavioural startup proof. Returns the tier proven; the daemon
+    /// serves nothing if this fails.
+    async fn prove(&self) -> Result<Isolation>;
+
+    /// Runs a snippet.
+    async fn run_javascript(&self, job: &JavaScriptRun, ctx: &RunContext) -> Result<JavaScriptResult>;
+
+    /// Runs a project.
+    async fn run_project(&self, _job: &ProjectRun, _ctx: &RunContext) -> Result<ProjectResult> {
+        Err(Error::unsupported(format!("the {} provider does not run projects", self.name())))
+    }
+
+    /// Runs a module.
+    async fn run_module(&self, _job: &ModuleRun, _ctx: &RunContext) -> Result<ModuleResult> {
+        Err(Error::unsupported(format!("the {} provider does not run modules", self.name())))
+    }
+
+    /// Removes sandboxes this or another instance leaked; returns how many.
+    async fn reconcile_orphans(&self) -> Result<usize> {
+        Ok(0)
+    }
+}
+
+/// Builds the configured provider.
+pub fn build(config: &Config) -> Result<Arc<dyn Provider>, ConfigError> {
+    match config.provider {
+        ProviderKind::Disabled => Ok(Arc::new(disabled::Disabled)),
+        other => Err(ConfigError::new(
+            "SANDBOX_PROVIDER",
+            format!("provider {:?} is not available in this build", other.as_str()),
+        )),
+    }
+}
