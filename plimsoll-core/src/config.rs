@@ -22,13 +22,41 @@ pub struct Var {
 
 /// Every variable plimsoll-core reads.
 pub const VARIABLES: &[Var] = &[
-    Var { name: "SANDBOX_PROVIDER", default: "disabled", help: "disabled | wasm | docker | e2b | dockercloud | openshell: one provider per daemon" },
-    Var { name: "SANDBOX_MIN_ISOLATION", default: "no floor", help: "process | container | kernel | vm: refuse to start below this proven tier" },
-    Var { name: "SANDBOX_MEMORY_MB", default: "provider default (256)", help: "memory per run, MiB" },
-    Var { name: "SANDBOX_CPUS", default: "provider default", help: "CPUs per run (docker)" },
-    Var { name: "SANDBOX_PIDS", default: "provider default", help: "processes per run (docker)" },
-    Var { name: "SANDBOX_DISK_MB", default: "provider default", help: "writable disk per run, MiB (docker)" },
-    Var { name: "PLIMSOLL_INSTANCE", default: "plimsoll:<random>", help: "instance reference stamped on records, [a-z][a-z0-9-]{0,31}:[A-Za-z0-9._:-]{1,127}" },
+    Var {
+        name: "SANDBOX_PROVIDER",
+        default: "disabled",
+        help: "disabled | wasm | docker | e2b | dockercloud | openshell: one provider per daemon",
+    },
+    Var {
+        name: "SANDBOX_MIN_ISOLATION",
+        default: "no floor",
+        help: "process | container | kernel | vm: refuse to start below this proven tier",
+    },
+    Var {
+        name: "SANDBOX_MEMORY_MB",
+        default: "provider default (256)",
+        help: "memory per run, MiB",
+    },
+    Var {
+        name: "SANDBOX_CPUS",
+        default: "provider default",
+        help: "CPUs per run (docker)",
+    },
+    Var {
+        name: "SANDBOX_PIDS",
+        default: "provider default",
+        help: "processes per run (docker)",
+    },
+    Var {
+        name: "SANDBOX_DISK_MB",
+        default: "provider default",
+        help: "writable disk per run, MiB (docker)",
+    },
+    Var {
+        name: "PLIMSOLL_INSTANCE",
+        default: "plimsoll:<random>",
+        help: "instance reference stamped on records, [a-z][a-z0-9-]{0,31}:[A-Za-z0-9._:-]{1,127}",
+    },
 ];
 
 /// A configuration error: the variable and what is wrong with it. Never holds a secret's value.
@@ -43,7 +71,10 @@ pub struct ConfigError {
 impl ConfigError {
     /// An error for `variable`.
     pub fn new(variable: &'static str, message: impl Into<String>) -> ConfigError {
-        ConfigError { variable, message: message.into() }
+        ConfigError {
+            variable,
+            message: message.into(),
+        }
     }
 }
 
@@ -69,15 +100,18 @@ impl<'a> Env<'a> {
 
     /// The raw value, trimmed; `None` when unset or empty.
     pub fn get(&self, name: &'static str) -> Option<String> {
-        (self.get)(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
+        (self.get)(name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
     }
 
     /// A non-negative integer.
     pub fn u32(&self, name: &'static str) -> Result<Option<u32>, ConfigError> {
         self.get(name)
             .map(|v| {
-                v.parse::<u32>()
-                    .map_err(|_| ConfigError::new(name, format!("{v:?} is not a non-negative integer")))
+                v.parse::<u32>().map_err(|_| {
+                    ConfigError::new(name, format!("{v:?} is not a non-negative integer"))
+                })
             })
             .transpose()
     }
@@ -87,7 +121,10 @@ impl<'a> Env<'a> {
         self.get(name)
             .map(|v| match v.parse::<f64>() {
                 Ok(f) if f.is_finite() && f >= 0.0 => Ok(f),
-                _ => Err(ConfigError::new(name, format!("{v:?} is not a finite non-negative number"))),
+                _ => Err(ConfigError::new(
+                    name,
+                    format!("{v:?} is not a finite non-negative number"),
+                )),
             })
             .transpose()
     }
@@ -97,7 +134,10 @@ impl<'a> Env<'a> {
         match self.get(name).as_deref() {
             None | Some("0") | Some("false") => Ok(false),
             Some("1") | Some("true") => Ok(true),
-            Some(v) => Err(ConfigError::new(name, format!("{v:?} is not a boolean (0, 1, false, true)"))),
+            Some(v) => Err(ConfigError::new(
+                name,
+                format!("{v:?} is not a boolean (0, 1, false, true)"),
+            )),
         }
     }
 }
@@ -171,7 +211,10 @@ impl ResourceSettings {
         ];
         for (name, is_set) in set {
             if is_set && !allowed.contains(&name) {
-                return Err(ConfigError::new(name, format!("does not apply to the {provider} provider; unset it")));
+                return Err(ConfigError::new(
+                    name,
+                    format!("does not apply to the {provider} provider; unset it"),
+                ));
             }
         }
         Ok(())
@@ -221,7 +264,10 @@ impl Config {
         let min_isolation = match env.get("SANDBOX_MIN_ISOLATION") {
             None => Floor::NONE,
             Some(v) => Floor::parse(&v).map_err(|_| {
-                ConfigError::new("SANDBOX_MIN_ISOLATION", format!("{v:?} is not one of process, container, kernel, vm"))
+                ConfigError::new(
+                    "SANDBOX_MIN_ISOLATION",
+                    format!("{v:?} is not one of process, container, kernel, vm"),
+                )
             })?,
         };
         let resources = ResourceSettings {
@@ -243,7 +289,12 @@ impl Config {
         if provider == ProviderKind::Disabled {
             resources.only("disabled", &[])?;
         }
-        Ok(Config { provider, min_isolation, resources, instance })
+        Ok(Config {
+            provider,
+            min_isolation,
+            resources,
+            instance,
+        })
     }
 }
 
@@ -253,9 +304,15 @@ mod tests {
     use std::collections::HashMap;
 
     fn load(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
-        let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let get = move |k: &str| {
-            assert!(VARIABLES.iter().any(|v| v.name == k), "{k} is read but not listed in VARIABLES");
+            assert!(
+                VARIABLES.iter().any(|v| v.name == k),
+                "{k} is read but not listed in VARIABLES"
+            );
             map.get(k).cloned()
         };
         Config::from_env(&Env::new(&get))
@@ -266,17 +323,46 @@ mod tests {
         let c = load(&[]).unwrap();
         assert_eq!(c.provider, ProviderKind::Disabled);
         assert!(valid_instance(&c.instance));
-        assert_eq!(load(&[("SANDBOX_PROVIDER", " Disabled ")]).unwrap().provider, ProviderKind::Disabled);
+        assert_eq!(
+            load(&[("SANDBOX_PROVIDER", " Disabled ")])
+                .unwrap()
+                .provider,
+            ProviderKind::Disabled
+        );
     }
 
     #[test]
     fn strict_errors_name_the_variable() {
-        assert_eq!(load(&[("SANDBOX_PROVIDER", "magic")]).unwrap_err().variable, "SANDBOX_PROVIDER");
-        assert_eq!(load(&[("SANDBOX_MIN_ISOLATION", "none")]).unwrap_err().variable, "SANDBOX_MIN_ISOLATION");
-        assert_eq!(load(&[("SANDBOX_PROVIDER", "wasm"), ("SANDBOX_MEMORY_MB", "-1")]).unwrap_err().variable, "SANDBOX_MEMORY_MB");
-        assert_eq!(load(&[("SANDBOX_PROVIDER", "wasm"), ("SANDBOX_CPUS", "NaN")]).unwrap_err().variable, "SANDBOX_CPUS");
-        assert_eq!(load(&[("SANDBOX_PIDS", "64")]).unwrap_err().variable, "SANDBOX_PIDS");
-        assert_eq!(load(&[("PLIMSOLL_INSTANCE", "Bad")]).unwrap_err().variable, "PLIMSOLL_INSTANCE");
+        assert_eq!(
+            load(&[("SANDBOX_PROVIDER", "magic")]).unwrap_err().variable,
+            "SANDBOX_PROVIDER"
+        );
+        assert_eq!(
+            load(&[("SANDBOX_MIN_ISOLATION", "none")])
+                .unwrap_err()
+                .variable,
+            "SANDBOX_MIN_ISOLATION"
+        );
+        assert_eq!(
+            load(&[("SANDBOX_PROVIDER", "wasm"), ("SANDBOX_MEMORY_MB", "-1")])
+                .unwrap_err()
+                .variable,
+            "SANDBOX_MEMORY_MB"
+        );
+        assert_eq!(
+            load(&[("SANDBOX_PROVIDER", "wasm"), ("SANDBOX_CPUS", "NaN")])
+                .unwrap_err()
+                .variable,
+            "SANDBOX_CPUS"
+        );
+        assert_eq!(
+            load(&[("SANDBOX_PIDS", "64")]).unwrap_err().variable,
+            "SANDBOX_PIDS"
+        );
+        assert_eq!(
+            load(&[("PLIMSOLL_INSTANCE", "Bad")]).unwrap_err().variable,
+            "PLIMSOLL_INSTANCE"
+        );
         let get = |k: &str| (k == "X").then(|| "yes".to_string());
         assert!(Env::new(&get).bool("X").is_err());
     }

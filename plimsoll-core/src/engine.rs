@@ -27,7 +27,9 @@ pub struct Caller {
 impl Caller {
     /// The anonymous caller of an embedded engine or an open daemon.
     pub fn anonymous() -> Caller {
-        Caller { principal: "anon".into() }
+        Caller {
+            principal: "anon".into(),
+        }
     }
 }
 
@@ -73,12 +75,17 @@ pub struct Engine {
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Engine").field("provider", &self.provider.name()).field("proven", &self.proven).finish()
+        f.debug_struct("Engine")
+            .field("provider", &self.provider.name())
+            .field("proven", &self.proven)
+            .finish()
     }
 }
 
 fn unix_ms(t: SystemTime) -> i64 {
-    t.duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 impl Engine {
@@ -90,15 +97,25 @@ impl Engine {
     }
 
     /// Starts an engine over an already-built provider (for embedders and tests).
-    pub async fn with_provider(provider: Arc<dyn Provider>, config: &Config) -> std::result::Result<Engine, StartError> {
+    pub async fn with_provider(
+        provider: Arc<dyn Provider>,
+        config: &Config,
+    ) -> std::result::Result<Engine, StartError> {
         provider.preflight().await.map_err(StartError::Proof)?;
         let proven = provider.prove().await.map_err(StartError::Proof)?;
         // A provider never paints more than it claims, whatever its proof says.
         let proven = proven.min(provider.isolation());
         if !proven.meets(config.min_isolation) {
-            return Err(StartError::BelowMinimum { proven, minimum: config.min_isolation });
+            return Err(StartError::BelowMinimum {
+                proven,
+                minimum: config.min_isolation,
+            });
         }
-        Ok(Engine { provider, proven, instance: config.instance.clone() })
+        Ok(Engine {
+            provider,
+            proven,
+            instance: config.instance.clone(),
+        })
     }
 
     /// The proven tier.
@@ -151,21 +168,34 @@ impl Engine {
     ///
     /// `Err` is a refusal (marked not dispatched) or an infrastructure error;
     /// a guest's non-zero exit is an `Ok` result.
-    pub async fn run(&self, caller: &Caller, mut request: Request, cancel: CancellationToken) -> Result<RunResponse> {
+    pub async fn run(
+        &self,
+        caller: &Caller,
+        mut request: Request,
+        cancel: CancellationToken,
+    ) -> Result<RunResponse> {
         request.envelope.check_protocol()?;
         let floor = request.envelope.validate()?;
         request.payload.validate()?;
         if matches!(request.payload, Payload::Cell(_)) {
-            return Err(Error::invalid("a cell runs only in a session: use SessionRun"));
+            return Err(Error::invalid(
+                "a cell runs only in a session: use SessionRun",
+            ));
         }
         let env = self.admit(&request, floor)?;
         let timeout_ms = effective_timeout(request.envelope.timeout_ms, &env);
-        let ctx = RunContext { timeout: Duration::from_millis(timeout_ms as u64), cancel, principal: caller.principal.clone() };
+        let ctx = RunContext {
+            timeout: Duration::from_millis(timeout_ms as u64),
+            cancel,
+            principal: caller.principal.clone(),
+        };
 
         let started = SystemTime::now();
         let clock = Instant::now();
         let output = match &request.payload {
-            Payload::JavaScript(j) => Output::JavaScript(self.provider.run_javascript(j, &ctx).await?),
+            Payload::JavaScript(j) => {
+                Output::JavaScript(self.provider.run_javascript(j, &ctx).await?)
+            }
             Payload::Project(p) => Output::Project(self.provider.run_project(p, &ctx).await?),
             Payload::Module(m) => Output::Module(self.provider.run_module(m, &ctx).await?),
             Payload::Cell(_) => unreachable!("refused above"),
@@ -179,7 +209,11 @@ impl Engine {
         if !self.proven.meets(floor) {
             return Err(Error::new(
                 ErrorCode::InsufficientIsolation,
-                format!("this daemon's proven tier is {}, below the floor {}", self.proven, floor.as_str()),
+                format!(
+                    "this daemon's proven tier is {}, below the floor {}",
+                    self.proven,
+                    floor.as_str()
+                ),
             ));
         }
         if self.proven == Isolation::None {
@@ -194,22 +228,39 @@ impl Engine {
             Payload::Cell(_) => None,
         }
         .ok_or_else(|| {
-            Error::unsupported(format!("the {} provider does not run {} payloads", self.provider.name(), request.payload.kind()))
+            Error::unsupported(format!(
+                "the {} provider does not run {} payloads",
+                self.provider.name(),
+                request.payload.kind()
+            ))
         })?;
         if !request.payload.grant_profile().is_empty() {
             // No grant profile is configured in this build: an unknown profile and a
             // forbidden one get the same refusal.
-            return Err(Error::new(ErrorCode::PermissionDenied, "unknown grant profile, or not permitted for this caller"));
+            return Err(Error::new(
+                ErrorCode::PermissionDenied,
+                "unknown grant profile, or not permitted for this caller",
+            ));
         }
-        if let Some(rule) = &request.envelope.software_rule {
-            if !rule.allows(&env.software_identity) {
-                return Err(Error::new(ErrorCode::SoftwareMismatch, "this daemon's software is not in the request's software rule"));
-            }
+        if let Some(rule) = &request.envelope.software_rule
+            && !rule.allows(&env.software_identity)
+        {
+            return Err(Error::new(
+                ErrorCode::SoftwareMismatch,
+                "this daemon's software is not in the request's software rule",
+            ));
         }
         Ok(env)
     }
 
-    fn stamp(&self, request: &Request, env: &Environment, output: Output, started: SystemTime, elapsed: Duration) -> RunResponse {
+    fn stamp(
+        &self,
+        request: &Request,
+        env: &Environment,
+        output: Output,
+        started: SystemTime,
+        elapsed: Duration,
+    ) -> RunResponse {
         let evidence = Evidence {
             sandbox: self.provider.name().into(),
             isolation: self.proven.as_str().into(),
@@ -235,7 +286,12 @@ impl Engine {
             ..RunRecord::default()
         };
         seal(&mut record);
-        RunResponse { evidence, duration_ms: elapsed_ms, record: Some(record), output: Some(output) }
+        RunResponse {
+            evidence,
+            duration_ms: elapsed_ms,
+            record: Some(record),
+            output: Some(output),
+        }
     }
 }
 
@@ -243,7 +299,11 @@ impl Engine {
 /// kind's maximum and the daemon's 5-minute ceiling.
 fn effective_timeout(requested_ms: i32, env: &Environment) -> u32 {
     let max = env.max_timeout_ms.clamp(1, MAX_RUN_TIMEOUT_MS);
-    let want = if requested_ms > 0 { requested_ms as u32 } else { env.default_timeout_ms.max(1) };
+    let want = if requested_ms > 0 {
+        requested_ms as u32
+    } else {
+        env.default_timeout_ms.max(1)
+    };
     want.min(max)
 }
 

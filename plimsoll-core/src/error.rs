@@ -63,9 +63,10 @@ impl Refusal {
 }
 
 /// Why a session ended: the wire's `SessionEnd`, numbered as there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SessionEnd {
     /// Not ended.
+    #[default]
     Open = 0,
     /// Its owner closed it.
     Closed = 1,
@@ -409,7 +410,10 @@ mod tests {
         for n in 1..=7 {
             assert_eq!(Refusal::from_number(n).unwrap().number(), n);
         }
-        assert_eq!(SessionEnd::from_wire_name("SESSION_END_CLOSED"), Some(SessionEnd::Closed));
+        assert_eq!(
+            SessionEnd::from_wire_name("SESSION_END_CLOSED"),
+            Some(SessionEnd::Closed)
+        );
         assert_eq!(SessionEnd::from_number(10), Some(SessionEnd::Unclaimed));
         assert_eq!(SessionEnd::from_number(11), None);
     }

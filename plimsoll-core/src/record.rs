@@ -22,7 +22,10 @@ pub const RECORD_VERSION: u32 = 4;
 #[serde(default, rename_all = "camelCase")]
 pub struct RunRecord {
     /// Record version: 4.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_u32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_u32"
+    )]
     pub version: u32,
     /// Digest of the request as sent.
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -43,16 +46,28 @@ pub struct RunRecord {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub policy: String,
     /// When the daemon received the request (Unix ms).
-    #[serde(skip_serializing_if = "json::is_zero", serialize_with = "json::ser_i64", deserialize_with = "json::de_i64")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        serialize_with = "json::ser_i64",
+        deserialize_with = "json::de_i64"
+    )]
     pub started_unix_ms: i64,
     /// The start plus monotonic elapsed time: never before the start.
-    #[serde(skip_serializing_if = "json::is_zero", serialize_with = "json::ser_i64", deserialize_with = "json::de_i64")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        serialize_with = "json::ser_i64",
+        deserialize_with = "json::de_i64"
+    )]
     pub ended_unix_ms: i64,
     /// The session fingerprint, or empty for a single run.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub session: String,
     /// The call's place in the session (1-based), 0 for a single run.
-    #[serde(skip_serializing_if = "json::is_zero", serialize_with = "json::ser_u64", deserialize_with = "json::de_u64")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        serialize_with = "json::ser_u64",
+        deserialize_with = "json::de_u64"
+    )]
     pub sequence: u64,
     /// The previous call's record digest, or empty.
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -103,7 +118,11 @@ impl Preimage {
     fn doubles(&mut self, name: &str, vs: &[f64]) {
         let mut b = Vec::with_capacity(vs.len() * 8);
         for v in vs {
-            let bits = if v.is_nan() { 0x7ff8_0000_0000_0000 } else { v.to_bits() };
+            let bits = if v.is_nan() {
+                0x7ff8_0000_0000_0000
+            } else {
+                v.to_bits()
+            };
             b.extend_from_slice(&bits.to_be_bytes());
         }
         self.bytes(name, &b);
@@ -125,7 +144,11 @@ pub fn sha256_hex(b: &[u8]) -> String {
 /// Trace id, session id, languages and owner are not covered.
 pub fn request_digest(env: &Envelope, payload: Option<&Payload>) -> String {
     let v2 = env.protocol >= 2;
-    let mut p = Preimage::new(if v2 { "plimsoll.run-request.v2" } else { "plimsoll.run-request.v1" });
+    let mut p = Preimage::new(if v2 {
+        "plimsoll.run-request.v2"
+    } else {
+        "plimsoll.run-request.v1"
+    });
     p.int("protocol", env.protocol);
     p.str("minimum_isolation", &env.minimum_isolation);
     p.int("timeout_ms", env.timeout_ms);
@@ -190,7 +213,13 @@ pub fn request_digest(env: &Envelope, payload: Option<&Payload>) -> String {
 /// The result digest (`resultSha256`). Durations, advice and evidence are not covered.
 pub fn result_digest(output: Option<&Output>) -> String {
     let mut p = Preimage::new("plimsoll.run-result.v1");
-    let streams = |p: &mut Preimage, exit: i32, timed_out: bool, out: &[u8], err: &[u8], ot: bool, et: bool| {
+    let streams = |p: &mut Preimage,
+                   exit: i32,
+                   timed_out: bool,
+                   out: &[u8],
+                   err: &[u8],
+                   ot: bool,
+                   et: bool| {
         p.int("exit_code", exit);
         p.bool("timed_out", timed_out);
         p.bytes("stdout", out);
@@ -202,11 +231,27 @@ pub fn result_digest(output: Option<&Output>) -> String {
         None => p.str("kind", ""),
         Some(Output::JavaScript(r)) => {
             p.str("kind", "javascript");
-            streams(&mut p, r.exit_code, r.timed_out, &r.stdout, &r.stderr, r.stdout_truncated, r.stderr_truncated);
+            streams(
+                &mut p,
+                r.exit_code,
+                r.timed_out,
+                &r.stdout,
+                &r.stderr,
+                r.stdout_truncated,
+                r.stderr_truncated,
+            );
         }
         Some(Output::Cell(r)) => {
             p.str("kind", "cell");
-            streams(&mut p, r.exit_code, r.timed_out, &r.stdout, &r.stderr, r.stdout_truncated, r.stderr_truncated);
+            streams(
+                &mut p,
+                r.exit_code,
+                r.timed_out,
+                &r.stdout,
+                &r.stderr,
+                r.stdout_truncated,
+                r.stderr_truncated,
+            );
             p.bool("interpreter_started", r.interpreter_started);
             p.bool("interpreter_ended", r.interpreter_ended);
         }
@@ -317,14 +362,20 @@ pub fn valid_instance(s: &str) -> bool {
     if s.is_empty() {
         return true;
     }
-    let Some((kind, rest)) = s.split_once(':') else { return false };
+    let Some((kind, rest)) = s.split_once(':') else {
+        return false;
+    };
     let kb = kind.as_bytes();
     !kb.is_empty()
         && kb.len() <= 32
         && kb[0].is_ascii_lowercase()
-        && kb.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && kb
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
         && (1..=127).contains(&rest.len())
-        && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
+        && rest
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
 }
 
 #[cfg(test)]

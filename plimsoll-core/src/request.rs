@@ -60,14 +60,22 @@ impl SoftwareRule {
         let n = self.identities.len();
         match self.mode.as_str() {
             "exact" if n == 1 => {}
-            "exact" => return Err(Error::invalid("software rule: mode exact takes exactly one identity")),
+            "exact" => {
+                return Err(Error::invalid(
+                    "software rule: mode exact takes exactly one identity",
+                ));
+            }
             "approved" if (1..=MAX_RULE_IDENTITIES).contains(&n) => {}
             "approved" => {
                 return Err(Error::invalid(format!(
                     "software rule: mode approved takes 1 to {MAX_RULE_IDENTITIES} identities"
                 )));
             }
-            _ => return Err(Error::invalid("software rule: mode must be exact or approved")),
+            _ => {
+                return Err(Error::invalid(
+                    "software rule: mode must be exact or approved",
+                ));
+            }
         }
         for (i, id) in self.identities.iter().enumerate() {
             let ok_char = |b: u8| b.is_ascii_alphanumeric() || b"._:/@+-".contains(&b);
@@ -77,7 +85,9 @@ impl SoftwareRule {
                 )));
             }
             if self.identities[..i].contains(id) {
-                return Err(Error::invalid(format!("software rule: identity {i} is a duplicate")));
+                return Err(Error::invalid(format!(
+                    "software rule: identity {i} is a duplicate"
+                )));
             }
         }
         Ok(())
@@ -107,7 +117,10 @@ pub struct Envelope {
 impl Envelope {
     /// A protocol-4 envelope with no floor, timeout or rule.
     pub fn new() -> Envelope {
-        Envelope { protocol: PROTOCOL, ..Envelope::default() }
+        Envelope {
+            protocol: PROTOCOL,
+            ..Envelope::default()
+        }
     }
 
     /// Checks the protocol number: missing is [`ErrorCode::ProtocolMissing`](crate::ErrorCode),
@@ -119,7 +132,8 @@ impl Envelope {
     /// Checks the floor, timeout and rule, and drops a malformed trace id.
     /// Returns the parsed floor.
     pub fn validate(&mut self) -> Result<Floor> {
-        let floor = Floor::parse(&self.minimum_isolation).map_err(|e| Error::invalid(e.to_string()))?;
+        let floor =
+            Floor::parse(&self.minimum_isolation).map_err(|e| Error::invalid(e.to_string()))?;
         if self.timeout_ms < 0 {
             return Err(Error::invalid("timeout must not be negative"));
         }
@@ -138,7 +152,10 @@ pub fn check_protocol(protocol: u32) -> Result<()> {
     use crate::error::ErrorCode;
     match protocol {
         PROTOCOL => Ok(()),
-        0 => Err(Error::new(ErrorCode::ProtocolMissing, "the request carries no protocol number")),
+        0 => Err(Error::new(
+            ErrorCode::ProtocolMissing,
+            "the request carries no protocol number",
+        )),
         n => Err(Error::new(
             ErrorCode::ProtocolMismatch,
             format!("this daemon speaks protocol {PROTOCOL}, the request protocol {n}"),
@@ -148,7 +165,9 @@ pub fn check_protocol(protocol: u32) -> Result<()> {
 
 /// Whether a trace id is 1 to 64 characters of `[A-Za-z0-9._:-]`.
 pub fn valid_trace_id(s: &str) -> bool {
-    (1..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
 }
 
 /// A JavaScript snippet.
@@ -212,10 +231,18 @@ pub struct ModuleRun {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rows: Vec<ModuleRow>,
     /// Simulated end time.
-    #[serde(deserialize_with = "json::de_f64", serialize_with = "json::ser_f64", skip_serializing_if = "json::is_zero_f64")]
+    #[serde(
+        deserialize_with = "json::de_f64",
+        serialize_with = "json::ser_f64",
+        skip_serializing_if = "json::is_zero_f64"
+    )]
     pub end_time: f64,
     /// Simulated step.
-    #[serde(deserialize_with = "json::de_f64", serialize_with = "json::ser_f64", skip_serializing_if = "json::is_zero_f64")]
+    #[serde(
+        deserialize_with = "json::de_f64",
+        serialize_with = "json::ser_f64",
+        skip_serializing_if = "json::is_zero_f64"
+    )]
     pub step: f64,
 }
 
@@ -299,7 +326,10 @@ pub struct Request {
 impl Request {
     /// A protocol-4 request for `payload` with no floor, timeout or rule.
     pub fn new(payload: Payload) -> Request {
-        Request { envelope: Envelope::new(), payload }
+        Request {
+            envelope: Envelope::new(),
+            payload,
+        }
     }
 }
 
@@ -311,17 +341,23 @@ fn validate_code(code: &str) -> Result<()> {
         return Err(Error::invalid("code must be valid UTF-8 without NUL bytes"));
     }
     if code.len() > MAX_CODE_BYTES {
-        return Err(Error::invalid(format!("code exceeds {MAX_CODE_BYTES} bytes")));
+        return Err(Error::invalid(format!(
+            "code exceeds {MAX_CODE_BYTES} bytes"
+        )));
     }
     Ok(())
 }
 
 fn validate_profile(p: &str) -> Result<()> {
     if p.len() > MAX_GRANT_PROFILE_BYTES {
-        return Err(Error::invalid(format!("grant profile name exceeds {MAX_GRANT_PROFILE_BYTES} bytes")));
+        return Err(Error::invalid(format!(
+            "grant profile name exceeds {MAX_GRANT_PROFILE_BYTES} bytes"
+        )));
     }
     if p.chars().any(char::is_control) {
-        return Err(Error::invalid("grant profile name must not contain control characters"));
+        return Err(Error::invalid(
+            "grant profile name must not contain control characters",
+        ));
     }
     Ok(())
 }
@@ -330,12 +366,15 @@ fn validate_profile(p: &str) -> Result<()> {
 /// no backslash, C0, DEL or C1 character.
 pub fn validate_path(kind: &str, p: &str) -> Result<()> {
     if p.len() > MAX_PROJECT_PATH_BYTES {
-        return Err(Error::invalid(format!("{kind} path exceeds {MAX_PROJECT_PATH_BYTES} bytes")));
+        return Err(Error::invalid(format!(
+            "{kind} path exceeds {MAX_PROJECT_PATH_BYTES} bytes"
+        )));
     }
     let unsafe_path = p.is_empty()
         || p.split('/').any(|s| s.is_empty() || s == "." || s == "..")
         || p.contains('\\')
-        || p.chars().any(|c| (c as u32) < 0x20 || (0x7f..=0x9f).contains(&(c as u32)));
+        || p.chars()
+            .any(|c| (c as u32) < 0x20 || (0x7f..=0x9f).contains(&(c as u32)));
     if unsafe_path {
         return Err(Error::invalid(format!("unsafe {kind} path")));
     }
@@ -344,7 +383,9 @@ pub fn validate_path(kind: &str, p: &str) -> Result<()> {
 
 fn validate_files(files: &[ProjectFile]) -> Result<()> {
     if files.len() > MAX_PROJECT_FILES {
-        return Err(Error::invalid(format!("too many files (max {MAX_PROJECT_FILES})")));
+        return Err(Error::invalid(format!(
+            "too many files (max {MAX_PROJECT_FILES})"
+        )));
     }
     let mut total = 0usize;
     for (i, f) in files.iter().enumerate() {
@@ -355,7 +396,9 @@ fn validate_files(files: &[ProjectFile]) -> Result<()> {
         total += f.content.len();
     }
     if total > MAX_PROJECT_FILE_BYTES {
-        return Err(Error::invalid(format!("file content exceeds {MAX_PROJECT_FILE_BYTES} bytes in total")));
+        return Err(Error::invalid(format!(
+            "file content exceeds {MAX_PROJECT_FILE_BYTES} bytes in total"
+        )));
     }
     Ok(())
 }
@@ -365,24 +408,34 @@ fn validate_project(p: &ProjectRun) -> Result<()> {
         return Err(Error::invalid("at least one step is required"));
     }
     if p.steps.len() > MAX_PROJECT_STEPS {
-        return Err(Error::invalid(format!("too many steps (max {MAX_PROJECT_STEPS})")));
+        return Err(Error::invalid(format!(
+            "too many steps (max {MAX_PROJECT_STEPS})"
+        )));
     }
     for (i, s) in p.steps.iter().enumerate() {
         if s.contains('\0') {
-            return Err(Error::invalid(format!("step {i} must be valid UTF-8 without NUL bytes")));
+            return Err(Error::invalid(format!(
+                "step {i} must be valid UTF-8 without NUL bytes"
+            )));
         }
         if s.len() > MAX_PROJECT_STEP_BYTES {
-            return Err(Error::invalid(format!("step {i} exceeds {MAX_PROJECT_STEP_BYTES} bytes")));
+            return Err(Error::invalid(format!(
+                "step {i} exceeds {MAX_PROJECT_STEP_BYTES} bytes"
+            )));
         }
     }
     validate_files(&p.files)?;
     if p.artifacts.len() > MAX_PROJECT_ARTIFACTS {
-        return Err(Error::invalid(format!("too many artifacts (max {MAX_PROJECT_ARTIFACTS})")));
+        return Err(Error::invalid(format!(
+            "too many artifacts (max {MAX_PROJECT_ARTIFACTS})"
+        )));
     }
     for (i, a) in p.artifacts.iter().enumerate() {
         validate_path("artifact", a)?;
         if p.artifacts[..i].contains(a) {
-            return Err(Error::invalid(format!("duplicate artifact path (artifact {i})")));
+            return Err(Error::invalid(format!(
+                "duplicate artifact path (artifact {i})"
+            )));
         }
     }
     validate_profile(&p.grant_profile)
@@ -393,17 +446,24 @@ fn validate_module(m: &ModuleRun) -> Result<()> {
         let b = m.model.as_bytes();
         (1..=64).contains(&b.len())
             && b[0].is_ascii_alphanumeric()
-            && b.iter().all(|c| c.is_ascii_alphanumeric() || b"._-".contains(c))
+            && b.iter()
+                .all(|c| c.is_ascii_alphanumeric() || b"._-".contains(c))
     };
     if !model_ok {
-        return Err(Error::invalid("model must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}"));
+        return Err(Error::invalid(
+            "model must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}",
+        ));
     }
     if m.rows.is_empty() || m.rows.len() > MAX_MODULE_ROWS {
-        return Err(Error::invalid(format!("a module run takes 1 to {MAX_MODULE_ROWS} rows")));
+        return Err(Error::invalid(format!(
+            "a module run takes 1 to {MAX_MODULE_ROWS} rows"
+        )));
     }
     let width = m.rows[0].values.len();
     if !(1..=MAX_MODULE_WIDTH).contains(&width) {
-        return Err(Error::invalid(format!("rows take 1 to {MAX_MODULE_WIDTH} values")));
+        return Err(Error::invalid(format!(
+            "rows take 1 to {MAX_MODULE_WIDTH} values"
+        )));
     }
     for r in &m.rows {
         if r.values.len() != width {
@@ -414,7 +474,9 @@ fn validate_module(m: &ModuleRun) -> Result<()> {
         }
     }
     if !(m.end_time.is_finite() && m.end_time > 0.0 && m.step.is_finite() && m.step > 0.0) {
-        return Err(Error::invalid("endTime and step must be positive and finite"));
+        return Err(Error::invalid(
+            "endTime and step must be positive and finite",
+        ));
     }
     let steps = m.end_time / m.step;
     if steps > 1_000_000.0 {
@@ -433,12 +495,21 @@ mod tests {
     use crate::error::ErrorCode;
 
     fn js(code: &str) -> Payload {
-        Payload::JavaScript(JavaScriptRun { code: code.into(), grant_profile: String::new() })
+        Payload::JavaScript(JavaScriptRun {
+            code: code.into(),
+            grant_profile: String::new(),
+        })
     }
 
     fn project(paths: &[&str], steps: usize) -> Payload {
         Payload::Project(ProjectRun {
-            files: paths.iter().map(|p| ProjectFile { path: (*p).into(), content: "x".into() }).collect(),
+            files: paths
+                .iter()
+                .map(|p| ProjectFile {
+                    path: (*p).into(),
+                    content: "x".into(),
+                })
+                .collect(),
             steps: vec!["true".into(); steps],
             ..ProjectRun::default()
         })
@@ -459,7 +530,9 @@ mod tests {
         for good in ["a", "a/b.js", ".plimsoll/code.py", "a..b", "é"] {
             assert!(validate_path("file", good).is_ok(), "{good}");
         }
-        for bad in ["", "/a", "a//b", "a/", "./a", "a/../b", "..", "a\\b", "a\nb", "a\u{7f}", "a\u{85}"] {
+        for bad in [
+            "", "/a", "a//b", "a/", "./a", "a/../b", "..", "a\\b", "a\nb", "a\u{7f}", "a\u{85}",
+        ] {
             assert!(validate_path("file", bad).is_err(), "{bad:?}");
         }
         assert!(validate_path("file", &"a".repeat(1025)).is_err());
@@ -471,14 +544,29 @@ mod tests {
 
     #[test]
     fn envelope_and_rules() {
-        let mut e = Envelope { minimum_isolation: "none".into(), ..Envelope::new() };
+        let mut e = Envelope {
+            minimum_isolation: "none".into(),
+            ..Envelope::new()
+        };
         assert!(e.validate().is_err());
-        let mut e = Envelope { trace_id: "bad id!".into(), ..Envelope::new() };
+        let mut e = Envelope {
+            trace_id: "bad id!".into(),
+            ..Envelope::new()
+        };
         e.validate().unwrap();
         assert_eq!(e.trace_id, "");
-        assert_eq!(check_protocol(0).unwrap_err().code(), ErrorCode::ProtocolMissing);
-        assert_eq!(check_protocol(5).unwrap_err().code(), ErrorCode::ProtocolMismatch);
-        let rule = |mode: &str, ids: &[&str]| SoftwareRule { mode: mode.into(), identities: ids.iter().map(|s| s.to_string()).collect() };
+        assert_eq!(
+            check_protocol(0).unwrap_err().code(),
+            ErrorCode::ProtocolMissing
+        );
+        assert_eq!(
+            check_protocol(5).unwrap_err().code(),
+            ErrorCode::ProtocolMismatch
+        );
+        let rule = |mode: &str, ids: &[&str]| SoftwareRule {
+            mode: mode.into(),
+            identities: ids.iter().map(|s| s.to_string()).collect(),
+        };
         assert!(rule("exact", &["a"]).validate().is_ok());
         assert!(rule("exact", &["a", "b"]).validate().is_err());
         assert!(rule("approved", &["a", "a"]).validate().is_err());
@@ -492,13 +580,24 @@ mod tests {
         let m = |rows: Vec<Vec<f64>>, end: f64, step: f64| {
             Payload::Module(ModuleRun {
                 model: "VanDerPol".into(),
-                rows: rows.into_iter().map(|values| ModuleRow { values }).collect(),
+                rows: rows
+                    .into_iter()
+                    .map(|values| ModuleRow { values })
+                    .collect(),
                 end_time: end,
                 step,
             })
         };
-        assert!(m(vec![vec![1.0, 2.0], vec![0.5, -3.0]], 1.0, 0.1).validate().is_ok());
-        assert!(m(vec![vec![1.0], vec![1.0, 2.0]], 1.0, 0.1).validate().is_err());
+        assert!(
+            m(vec![vec![1.0, 2.0], vec![0.5, -3.0]], 1.0, 0.1)
+                .validate()
+                .is_ok()
+        );
+        assert!(
+            m(vec![vec![1.0], vec![1.0, 2.0]], 1.0, 0.1)
+                .validate()
+                .is_err()
+        );
         assert!(m(vec![vec![f64::NAN]], 1.0, 0.1).validate().is_err());
         assert!(m(vec![vec![1.0]], 1.0, 0.0).validate().is_err());
         assert!(m(vec![vec![1.0]; 1000], 1000.0, 0.001).validate().is_err());

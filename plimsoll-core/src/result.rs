@@ -29,12 +29,36 @@ pub enum ProjectOutcome {
 
 impl ProjectOutcome {
     const ALL: [(ProjectOutcome, &'static str, &'static str); 6] = [
-        (ProjectOutcome::Unspecified, "PROJECT_OUTCOME_UNSPECIFIED", "unspecified"),
-        (ProjectOutcome::Completed, "PROJECT_OUTCOME_COMPLETED", "completed"),
-        (ProjectOutcome::SetupFailed, "PROJECT_OUTCOME_SETUP_FAILED", "setup_failed"),
-        (ProjectOutcome::TimedOut, "PROJECT_OUTCOME_TIMED_OUT", "timed_out"),
-        (ProjectOutcome::ProtocolError, "PROJECT_OUTCOME_PROTOCOL_ERROR", "protocol_error"),
-        (ProjectOutcome::RunnerFailed, "PROJECT_OUTCOME_RUNNER_FAILED", "runner_failed"),
+        (
+            ProjectOutcome::Unspecified,
+            "PROJECT_OUTCOME_UNSPECIFIED",
+            "unspecified",
+        ),
+        (
+            ProjectOutcome::Completed,
+            "PROJECT_OUTCOME_COMPLETED",
+            "completed",
+        ),
+        (
+            ProjectOutcome::SetupFailed,
+            "PROJECT_OUTCOME_SETUP_FAILED",
+            "setup_failed",
+        ),
+        (
+            ProjectOutcome::TimedOut,
+            "PROJECT_OUTCOME_TIMED_OUT",
+            "timed_out",
+        ),
+        (
+            ProjectOutcome::ProtocolError,
+            "PROJECT_OUTCOME_PROTOCOL_ERROR",
+            "protocol_error",
+        ),
+        (
+            ProjectOutcome::RunnerFailed,
+            "PROJECT_OUTCOME_RUNNER_FAILED",
+            "runner_failed",
+        ),
     ];
 
     /// The wire number (what the result digest covers).
@@ -54,11 +78,17 @@ impl ProjectOutcome {
 
     /// The outcome for a wire number.
     pub fn from_number(n: i64) -> Option<ProjectOutcome> {
-        Self::ALL.iter().find(|(o, _, _)| *o as i64 == n).map(|(o, _, _)| *o)
+        Self::ALL
+            .iter()
+            .find(|(o, _, _)| *o as i64 == n)
+            .map(|(o, _, _)| *o)
     }
 
     fn from_wire_name(s: &str) -> Option<ProjectOutcome> {
-        Self::ALL.iter().find(|(_, w, _)| *w == s).map(|(o, _, _)| *o)
+        Self::ALL
+            .iter()
+            .find(|(_, w, _)| *w == s)
+            .map(|(o, _, _)| *o)
     }
 }
 
@@ -71,9 +101,8 @@ impl Serialize for ProjectOutcome {
 impl<'de> Deserialize<'de> for ProjectOutcome {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match serde_json::Value::deserialize(d)? {
-            serde_json::Value::String(s) => {
-                ProjectOutcome::from_wire_name(&s).ok_or_else(|| de::Error::custom("unknown project outcome"))
-            }
+            serde_json::Value::String(s) => ProjectOutcome::from_wire_name(&s)
+                .ok_or_else(|| de::Error::custom("unknown project outcome")),
             serde_json::Value::Number(n) => n
                 .as_i64()
                 .and_then(ProjectOutcome::from_number)
@@ -88,13 +117,24 @@ impl<'de> Deserialize<'de> for ProjectOutcome {
 #[serde(default, rename_all = "camelCase")]
 pub struct JavaScriptResult {
     /// Standard output as kept (at most the provider's cap).
-    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "json::ser_bytes", deserialize_with = "json::de_bytes")]
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "json::ser_bytes",
+        deserialize_with = "json::de_bytes"
+    )]
     pub stdout: Vec<u8>,
     /// Standard error as kept.
-    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "json::ser_bytes", deserialize_with = "json::de_bytes")]
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "json::ser_bytes",
+        deserialize_with = "json::de_bytes"
+    )]
     pub stderr: Vec<u8>,
     /// The exit code; 124 when the deadline ended it.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_i32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_i32"
+    )]
     pub exit_code: i32,
     /// The deadline ended it.
     #[serde(skip_serializing_if = "json::is_false")]
@@ -115,19 +155,34 @@ pub struct StepResult {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub command: String,
     /// Standard output as kept.
-    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "json::ser_bytes", deserialize_with = "json::de_bytes")]
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "json::ser_bytes",
+        deserialize_with = "json::de_bytes"
+    )]
     pub stdout: Vec<u8>,
     /// Standard error as kept.
-    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "json::ser_bytes", deserialize_with = "json::de_bytes")]
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "json::ser_bytes",
+        deserialize_with = "json::de_bytes"
+    )]
     pub stderr: Vec<u8>,
     /// The exit code; 124 on a deadline.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_i32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_i32"
+    )]
     pub exit_code: i32,
     /// A deadline ended it.
     #[serde(skip_serializing_if = "json::is_false")]
     pub timed_out: bool,
     /// Wall time (not digested).
-    #[serde(skip_serializing_if = "json::is_zero", serialize_with = "json::ser_i64", deserialize_with = "json::de_i64")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        serialize_with = "json::ser_i64",
+        deserialize_with = "json::de_i64"
+    )]
     pub duration_ms: i64,
     /// Standard output was cut at the cap.
     #[serde(skip_serializing_if = "json::is_false")]
@@ -145,7 +200,11 @@ pub struct Artifact {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub path: String,
     /// Its bytes.
-    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "json::ser_bytes", deserialize_with = "json::de_bytes")]
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "json::ser_bytes",
+        deserialize_with = "json::de_bytes"
+    )]
     pub content: Vec<u8>,
 }
 
@@ -175,10 +234,17 @@ pub struct ProjectResult {
 #[serde(default, rename_all = "camelCase")]
 pub struct ModuleRowResult {
     /// Status: non-negative on success.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_i32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_i32"
+    )]
     pub status: i32,
     /// Outputs (NaN canonicalised when digested).
-    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "json::ser_f64s", deserialize_with = "json::de_f64s")]
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "json::ser_f64s",
+        deserialize_with = "json::de_f64s"
+    )]
     pub outputs: Vec<f64>,
 }
 
@@ -190,7 +256,10 @@ pub struct ModuleResult {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<ModuleRowResult>,
     /// Output width.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_i32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_i32"
+    )]
     pub width: i32,
     /// How the run concluded.
     #[serde(skip_serializing_if = "json::is_zero")]
@@ -199,10 +268,18 @@ pub struct ModuleResult {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub outcome_detail: String,
     /// Standard output.
-    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "json::ser_bytes", deserialize_with = "json::de_bytes")]
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "json::ser_bytes",
+        deserialize_with = "json::de_bytes"
+    )]
     pub stdout: Vec<u8>,
     /// Standard error.
-    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "json::ser_bytes", deserialize_with = "json::de_bytes")]
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "json::ser_bytes",
+        deserialize_with = "json::de_bytes"
+    )]
     pub stderr: Vec<u8>,
 }
 
@@ -211,13 +288,24 @@ pub struct ModuleResult {
 #[serde(default, rename_all = "camelCase")]
 pub struct CellResult {
     /// Standard output (the last expression's value is printed here).
-    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "json::ser_bytes", deserialize_with = "json::de_bytes")]
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "json::ser_bytes",
+        deserialize_with = "json::de_bytes"
+    )]
     pub stdout: Vec<u8>,
     /// Standard error.
-    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "json::ser_bytes", deserialize_with = "json::de_bytes")]
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "json::ser_bytes",
+        deserialize_with = "json::de_bytes"
+    )]
     pub stderr: Vec<u8>,
     /// 0 ran, 1 raised, 124 deadline.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_i32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_i32"
+    )]
     pub exit_code: i32,
     /// The deadline ended it (and its interpreter).
     #[serde(skip_serializing_if = "json::is_false")]
@@ -272,7 +360,11 @@ pub struct CappedBuffer {
 impl CappedBuffer {
     /// An empty buffer keeping at most `cap` bytes.
     pub fn new(cap: usize) -> CappedBuffer {
-        CappedBuffer { buf: Vec::new(), cap, truncated: false }
+        CappedBuffer {
+            buf: Vec::new(),
+            cap,
+            truncated: false,
+        }
     }
 
     /// Appends what fits; the rest is dropped and flagged.
@@ -302,10 +394,20 @@ mod tests {
     #[test]
     fn empty_result_is_empty_object() {
         assert_eq!(json::encode(&JavaScriptResult::default()), b"{}");
-        let r = JavaScriptResult { stdout: b"42\n".to_vec(), exit_code: 2, ..Default::default() };
+        let r = JavaScriptResult {
+            stdout: b"42\n".to_vec(),
+            exit_code: 2,
+            ..Default::default()
+        };
         assert_eq!(json::encode(&r), br#"{"stdout":"NDIK","exitCode":2}"#);
-        let p = ProjectResult { outcome: ProjectOutcome::Completed, ..Default::default() };
-        assert_eq!(json::encode(&p), br#"{"outcome":"PROJECT_OUTCOME_COMPLETED"}"#);
+        let p = ProjectResult {
+            outcome: ProjectOutcome::Completed,
+            ..Default::default()
+        };
+        assert_eq!(
+            json::encode(&p),
+            br#"{"outcome":"PROJECT_OUTCOME_COMPLETED"}"#
+        );
         let back: ProjectResult = json::decode(br#"{"outcome":5}"#).unwrap();
         assert_eq!(back.outcome, ProjectOutcome::RunnerFailed);
         assert!(json::decode::<ProjectResult>(br#"{"outcome":"PROJECT_OUTCOME_NEW"}"#).is_err());

@@ -6,19 +6,28 @@
 //! for a tier below the floor sent): the call may have run.
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::record::{RECORD_VERSION, RunRecord, record_digest, request_digest, result_digest, rule_id, session_fingerprint, valid_instance};
+use crate::record::{
+    RECORD_VERSION, RunRecord, record_digest, request_digest, result_digest, rule_id,
+    session_fingerprint, valid_instance,
+};
 use crate::request::Request;
 use crate::tier::{Floor, Isolation};
 use crate::wire::{Evidence, RunResponse};
 
 fn mismatch(what: &str) -> Error {
-    Error::new(ErrorCode::RecordMismatch, format!("the run record does not match the answer: {what}"))
+    Error::new(
+        ErrorCode::RecordMismatch,
+        format!("the run record does not match the answer: {what}"),
+    )
 }
 
 /// Checks what a record claims about itself and the evidence it must equal.
 fn check_record_fields(request: &Request, record: &RunRecord, evidence: &Evidence) -> Result<()> {
     if record.version != RECORD_VERSION {
-        return Err(mismatch(&format!("record version {} (want {RECORD_VERSION})", record.version)));
+        return Err(mismatch(&format!(
+            "record version {} (want {RECORD_VERSION})",
+            record.version
+        )));
     }
     if record.request_sha256 != request_digest(&request.envelope, Some(&request.payload)) {
         return Err(mismatch("request digest"));
@@ -39,10 +48,10 @@ fn check_record_fields(request: &Request, record: &RunRecord, evidence: &Evidenc
     if record.software_rule_id != rule_id(rule) {
         return Err(mismatch("software rule id"));
     }
-    if let Some(rule) = rule {
-        if !rule.allows(&record.software_identity) {
-            return Err(mismatch("software identity outside the rule sent"));
-        }
+    if let Some(rule) = rule
+        && !rule.allows(&record.software_identity)
+    {
+        return Err(mismatch("software identity outside the rule sent"));
     }
     if record_digest(record).as_deref() != Some(record.record_sha256.as_str()) {
         return Err(mismatch("record digest"));
@@ -53,7 +62,10 @@ fn check_record_fields(request: &Request, record: &RunRecord, evidence: &Evidenc
 /// Checks an answered call: record present, answered, bound to this request and
 /// this result, evidence equal; then the result's kind and the floor.
 fn check_answered<'a>(request: &Request, response: &'a RunResponse) -> Result<&'a RunRecord> {
-    let record = response.record.as_ref().ok_or_else(|| mismatch("no record"))?;
+    let record = response
+        .record
+        .as_ref()
+        .ok_or_else(|| mismatch("no record"))?;
     if !record.unanswered.is_empty() {
         return Err(mismatch("an answered call carries an unanswered record"));
     }
@@ -80,7 +92,10 @@ fn check_floor(request: &Request, isolation: &str) -> Result<()> {
     } else {
         Err(Error::new(
             ErrorCode::IsolationEvidenceMismatch,
-            format!("the answer's tier {isolation:?} does not meet the floor {:?}", floor.as_str()),
+            format!(
+                "the answer's tier {isolation:?} does not meet the floor {:?}",
+                floor.as_str()
+            ),
         ))
     }
 }
@@ -111,7 +126,11 @@ impl Chain {
 
     /// A fresh chain for a session fingerprint.
     pub fn from_fingerprint(fingerprint: String) -> Chain {
-        Chain { fingerprint, calls: 0, last: String::new() }
+        Chain {
+            fingerprint,
+            calls: 0,
+            last: String::new(),
+        }
     }
 
     /// The session fingerprint.
@@ -134,7 +153,9 @@ impl Chain {
             return Err(mismatch("the record names another session"));
         }
         if record.sequence != self.calls + 1 || record.previous_sha256 != self.last {
-            return Err(mismatch("the chain is broken (a call is missing, reordered or foreign)"));
+            return Err(mismatch(
+                "the chain is broken (a call is missing, reordered or foreign)",
+            ));
         }
         Ok(())
     }
@@ -154,7 +175,12 @@ impl Chain {
 
     /// Checks the record of a session call that may have run but failed, against
     /// the evidence the session stated at open; advances the chain if it holds.
-    pub fn check_unanswered(&mut self, request: &Request, record: &RunRecord, opened: &Evidence) -> Result<()> {
+    pub fn check_unanswered(
+        &mut self,
+        request: &Request,
+        record: &RunRecord,
+        opened: &Evidence,
+    ) -> Result<()> {
         if record.unanswered.is_empty() || !record.result_sha256.is_empty() {
             return Err(mismatch("not an unanswered record"));
         }

@@ -1,1 +1,139 @@
-fn main() {}
+//! plimsolld: serves plimsoll-core on the plimsoll.v1 Connect wire.
+//!
+//! Configured only by environment variables (`plimsolld -h` lists them).
+//! Startup: parse → build and prove the provider → refuse below
+//! `SANDBOX_MIN_ISOLATION` → refuse a real provider without auth → bind →
+//! log Describe and readiness → serve until SIGTERM/SIGINT, letting in-flight
+//! runs finish.
+
+mod auth;
+mod rpc;
+mod server;
+mod settings;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use plimsoll_core::config::Env;
+use plimsoll_core::engine::Engine;
+use plimsoll_core::tier::Isolation;
+
+use crate::server::App;
+use crate::settings::Settings;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [] => {}
+        ["-h"] | ["--help"] | ["help"] => {
+            print!("{}", settings::help());
+            return ExitCode::SUCCESS;
+        }
+        _ => {
+            eprintln!(
+                "plimsolld takes no arguments but -h; it is configured by environment variables (see plimsolld -h)"
+            );
+            return ExitCode::from(2);
+        }
+    }
+    let get = |name: &str| std::env::var(name).ok();
+    let settings = match Settings::from_env(&Env::new(&get)) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("plimsolld: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    init_logging(&settings);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("plimsolld: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve(settings)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            tracing::error!(error = %message, "plimsolld stopped");
+            eprintln!("plimsolld: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(s: &Settings) {
+    let filter =
+        tracing_subscriber::EnvFilter::try_new(&s.log_filter).unwrap_or_else(|_| "info".into());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if s.json_logs {
+        builder.json().flatten_event(true).init();
+    } else {
+        builder.init();
+    }
+}
+
+async fn serve(settings: Settings) -> Result<(), String> {
+    let engine = Engine::start(&settings.core)
+        .await
+        .map_err(|e| e.to_string())?;
+    if engine.isolation() > Isolation::None && settings.verifier.is_open() && !settings.insecure {
+        return Err(format!(
+            "PLIMSOLL_TOKEN: the {} provider runs code, and no authentication is configured \
+             (set PLIMSOLL_CLIENTS_FILE or PLIMSOLL_TOKEN, or PLIMSOLL_INSECURE=1 for development)",
+            engine.provider_name()
+        ));
+    }
+    let listener = tokio::net::TcpListener::bind(settings.addr)
+        .await
+        .map_err(|e| format!("PLIMSOLL_ADDR: cannot listen on {}: {e}", settings.addr))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("PLIMSOLL_ADDR: {e}"))?;
+    let describe = String::from_utf8(plimsoll_core::wire::json::encode(&engine.describe()))
+        .unwrap_or_default();
+    let ready = engine.ready().await;
+    tracing::info!(
+        describe = %describe,
+        ready = ready.is_ok(),
+        auth = %settings.verifier.describe(),
+        instance = %settings.core.instance,
+        "serving"
+    );
+    tracing::info!(addr = %addr, "listening");
+    let app = Arc::new(App {
+        engine,
+        verifier: settings.verifier,
+    });
+    axum::serve(listener, server::router(app))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .map_err(|e| format!("the listener failed: {e}"))?;
+    tracing::info!("drained; exiting");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::error!("cannot install signal handlers; stopping only when killed");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => tracing::info!(signal = "SIGTERM", "draining in-flight runs"),
+        _ = int.recv() => tracing::info!(signal = "SIGINT", "draining in-flight runs"),
+    }
+}

@@ -15,7 +15,10 @@ pub struct Disabled;
 
 /// The refusal every payload gets on a disabled daemon.
 pub fn refusal() -> Error {
-    Error::new(ErrorCode::Disabled, "no sandbox provider is configured (SANDBOX_PROVIDER is unset): nothing runs here")
+    Error::new(
+        ErrorCode::Disabled,
+        "no sandbox provider is configured (SANDBOX_PROVIDER is unset): nothing runs here",
+    )
 }
 
 #[async_trait]
@@ -36,7 +39,11 @@ impl Provider for Disabled {
         Ok(Isolation::None)
     }
 
-    async fn run_javascript(&self, _job: &JavaScriptRun, _ctx: &RunContext) -> Result<JavaScriptResult> {
+    async fn run_javascript(
+        &self,
+        _job: &JavaScriptRun,
+        _ctx: &RunContext,
+    ) -> Result<JavaScriptResult> {
         Err(refusal())
     }
 }

@@ -116,16 +116,26 @@ pub trait Provider: Send + Sync + 'static {
     async fn prove(&self) -> Result<Isolation>;
 
     /// Runs a snippet.
-    async fn run_javascript(&self, job: &JavaScriptRun, ctx: &RunContext) -> Result<JavaScriptResult>;
+    async fn run_javascript(
+        &self,
+        job: &JavaScriptRun,
+        ctx: &RunContext,
+    ) -> Result<JavaScriptResult>;
 
     /// Runs a project.
     async fn run_project(&self, _job: &ProjectRun, _ctx: &RunContext) -> Result<ProjectResult> {
-        Err(Error::unsupported(format!("the {} provider does not run projects", self.name())))
+        Err(Error::unsupported(format!(
+            "the {} provider does not run projects",
+            self.name()
+        )))
     }
 
     /// Runs a module.
     async fn run_module(&self, _job: &ModuleRun, _ctx: &RunContext) -> Result<ModuleResult> {
-        Err(Error::unsupported(format!("the {} provider does not run modules", self.name())))
+        Err(Error::unsupported(format!(
+            "the {} provider does not run modules",
+            self.name()
+        )))
     }
 
     /// Removes sandboxes this or another instance leaked; returns how many.
@@ -140,7 +150,10 @@ pub fn build(config: &Config) -> Result<Arc<dyn Provider>, ConfigError> {
         ProviderKind::Disabled => Ok(Arc::new(disabled::Disabled)),
         other => Err(ConfigError::new(
             "SANDBOX_PROVIDER",
-            format!("provider {:?} is not available in this build", other.as_str()),
+            format!(
+                "provider {:?} is not available in this build",
+                other.as_str()
+            ),
         )),
     }
 }

@@ -98,7 +98,9 @@ impl ConnectCode {
             ErrorCode::Infrastructure => ConnectCode::Internal,
             ErrorCode::Cancelled => ConnectCode::Canceled,
             ErrorCode::DeadlineExceeded => ConnectCode::DeadlineExceeded,
-            ErrorCode::RecordMismatch | ErrorCode::IsolationEvidenceMismatch => ConnectCode::DataLoss,
+            ErrorCode::RecordMismatch | ErrorCode::IsolationEvidenceMismatch => {
+                ConnectCode::DataLoss
+            }
             ErrorCode::Transport => ConnectCode::Unavailable,
         }
     }
@@ -150,7 +152,13 @@ impl From<&Error> for ConnectError {
 impl ConnectError {
     /// An error with no details.
     pub fn new(code: ConnectCode, message: impl Into<String>) -> ConnectError {
-        ConnectError { code, message: message.into(), refusal: None, session_ended: None, unanswered: None }
+        ConnectError {
+            code,
+            message: message.into(),
+            refusal: None,
+            session_ended: None,
+            unanswered: None,
+        }
     }
 
     /// Marks it not dispatched.
@@ -163,7 +171,10 @@ impl ConnectError {
     pub fn to_json(&self) -> Vec<u8> {
         let mut details = Vec::new();
         if let Some(r) = self.refusal {
-            details.push(detail("plimsoll.v1.NotDispatched", &not_dispatched_bytes(r)));
+            details.push(detail(
+                "plimsoll.v1.NotDispatched",
+                &not_dispatched_bytes(r),
+            ));
         }
         if let Some(s) = &self.session_ended {
             details.push(detail("plimsoll.v1.SessionEnded", &session_ended_bytes(s)));
@@ -171,12 +182,19 @@ impl ConnectError {
         if let Some(r) = &self.unanswered {
             details.push(detail("plimsoll.v1.UnansweredCall", &unanswered_bytes(r)));
         }
-        json::encode(&Body { code: self.code.as_str().to_owned(), message: self.message.clone(), details })
+        json::encode(&Body {
+            code: self.code.as_str().to_owned(),
+            message: self.message.clone(),
+            details,
+        })
     }
 }
 
 fn detail(type_: &str, bytes: &[u8]) -> Detail {
-    Detail { type_: type_.to_owned(), value: json::base64_encode(bytes) }
+    Detail {
+        type_: type_.to_owned(),
+        value: json::base64_encode(bytes),
+    }
 }
 
 fn varint(out: &mut Vec<u8>, mut v: u64) {
@@ -270,8 +288,14 @@ mod tests {
             let r = Refusal::from_number(i as u32 + 1).unwrap();
             assert_eq!(json::base64_encode(&not_dispatched_bytes(r)), *w);
         }
-        let s = SessionEnded { reason: SessionEnd::Closed, detail: "closed".into() };
-        assert_eq!(json::base64_encode(&session_ended_bytes(&s)), "CAESBmNsb3NlZA==");
+        let s = SessionEnded {
+            reason: SessionEnd::Closed,
+            detail: "closed".into(),
+        };
+        assert_eq!(
+            json::base64_encode(&session_ended_bytes(&s)),
+            "CAESBmNsb3NlZA=="
+        );
     }
 
     #[test]
@@ -281,7 +305,10 @@ mod tests {
         )
         .unwrap();
         let r = req.into_request().unwrap();
-        assert!(matches!(r.payload, Payload::JavaScript(JavaScriptRun { .. })));
+        assert!(matches!(
+            r.payload,
+            Payload::JavaScript(JavaScriptRun { .. })
+        ));
         let mut rec = RunRecord {
             version: 4,
             request_sha256: request_digest(&r.envelope, Some(&r.payload)),
@@ -295,7 +322,10 @@ mod tests {
             ..RunRecord::default()
         };
         rec.record_sha256 = record_digest(&rec).unwrap();
-        assert_eq!(rec.record_sha256, "a4b7ac144c8639b80c2c72346b3d397e9226ca510c6a14982d5d0f87d93b2b88");
+        assert_eq!(
+            rec.record_sha256,
+            "a4b7ac144c8639b80c2c72346b3d397e9226ca510c6a14982d5d0f87d93b2b88"
+        );
         assert_eq!(
             json::base64_encode(&unanswered_bytes(&rec)),
             "CvUBCAQSQDc3MDI1MzQ5ZmY3MzQwZjQ3NDZhMDE4OGI2YTY3NGRlMjRhNmM4ZGFkOTBjZmEyZmQ4ZjYyYjhjMDYzOGFlNjEiBmRvY2tlcioJY29udGFpbmVyQLjvwaKMNEis88GijDRSQDU5NDdkN2MzM2Q3ODNmOTRiM2I0YzFhOTZlYmM4OTkxZWQyOGYxYjA2OWI3MWUwMzM3NmNiYThjYWE5OGE3MjBYAWpAYTRiN2FjMTQ0Yzg2MzliODBjMmM3MjM0NmIzZDM5N2U5MjI2Y2E1MTBjNmExNDk4MmQ1ZDBmODdkOTNiMmI4OIIBB3Vua25vd24="

@@ -112,7 +112,8 @@ fn integer<'de, D: Deserializer<'de>>(d: D) -> Result<i128, D::Error> {
         }
         Value::String(s) => {
             let digits = s.strip_prefix('-').unwrap_or(s);
-            if digits.is_empty() || digits.len() > 20 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            if digits.is_empty() || digits.len() > 20 || !digits.bytes().all(|b| b.is_ascii_digit())
+            {
                 return Err(de::Error::custom("expected a decimal integer string"));
             }
             s.parse::<i128>().map_err(de::Error::custom)
@@ -148,7 +149,9 @@ pub fn ser_u64<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
 /// Reads a double from a number, `"NaN"`, `"Infinity"`, `"-Infinity"` or a numeric string.
 pub fn de_f64<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     match Value::deserialize(d)? {
-        Value::Number(n) => n.as_f64().ok_or_else(|| de::Error::custom("expected a number")),
+        Value::Number(n) => n
+            .as_f64()
+            .ok_or_else(|| de::Error::custom("expected a number")),
         Value::String(s) => match s.as_str() {
             "NaN" => Ok(f64::NAN),
             "Infinity" => Ok(f64::INFINITY),
@@ -167,7 +170,10 @@ pub fn de_f64<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
 pub fn de_f64s<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
     #[derive(Deserialize)]
     struct F(#[serde(deserialize_with = "de_f64")] f64);
-    Ok(Vec::<F>::deserialize(d)?.into_iter().map(|F(f)| f).collect())
+    Ok(Vec::<F>::deserialize(d)?
+        .into_iter()
+        .map(|F(f)| f)
+        .collect())
 }
 
 /// Writes a double as a number, or `"NaN"`/`"Infinity"`/`"-Infinity"`.
@@ -206,7 +212,11 @@ const URL_SAFE: GeneralPurpose = GeneralPurpose::new(&base64::alphabet::URL_SAFE
 /// Decodes base64, standard or URL-safe (assumed when `-` or `_` appears),
 /// padded or not, in a strict alphabet.
 pub fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
-    let engine = if s.contains(['-', '_']) { &URL_SAFE } else { &STANDARD };
+    let engine = if s.contains(['-', '_']) {
+        &URL_SAFE
+    } else {
+        &STANDARD
+    };
     engine.decode(s).map_err(|e| format!("bad base64: {e}"))
 }
 
@@ -260,8 +270,14 @@ mod tests {
 
     #[test]
     fn strict_and_lenient() {
-        let m: M = decode(br#"{"protocol":"4","startedUnixMs":1790000000000,"name":null,"out":"NDIK","x":1}"#).unwrap();
-        assert_eq!((m.protocol, m.started_unix_ms, m.name.as_str()), (4, 1790000000000, ""));
+        let m: M = decode(
+            br#"{"protocol":"4","startedUnixMs":1790000000000,"name":null,"out":"NDIK","x":1}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (m.protocol, m.started_unix_ms, m.name.as_str()),
+            (4, 1790000000000, "")
+        );
         assert_eq!(m.out, b"42\n");
         let m: M = decode(br#"{"protocol":4.0,"out":"NDI"}"#).unwrap();
         assert_eq!((m.protocol, m.out.as_slice()), (4, &b"42"[..]));

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use crate::error::{Error, Result, SessionEnd};
 use crate::record::RunRecord;
-use crate::request::{CellRun, Envelope, JavaScriptRun, ModuleRun, Payload, ProjectRun, Request, SoftwareRule};
+use crate::request::{
+    CellRun, Envelope, JavaScriptRun, ModuleRun, Payload, ProjectRun, Request, SoftwareRule,
+};
 use crate::result::{CellResult, JavaScriptResult, ModuleResult, Output, ProjectResult};
 use crate::wire::json;
 
@@ -22,7 +24,10 @@ pub struct PayloadEnvironment {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub identity: String,
     /// The longest budget a run of this kind may ask for, in ms.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_u32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_u32"
+    )]
     pub max_timeout_ms: u32,
     /// The software identity a software rule is checked against.
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -37,16 +42,29 @@ pub struct PayloadEnvironment {
 #[serde(default, rename_all = "camelCase")]
 pub struct RunResources {
     /// Memory per run, MiB.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_u32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_u32"
+    )]
     pub memory_mb: u32,
     /// CPUs per run.
-    #[serde(skip_serializing_if = "json::is_zero_f64", serialize_with = "json::ser_f64", deserialize_with = "json::de_f64")]
+    #[serde(
+        skip_serializing_if = "json::is_zero_f64",
+        serialize_with = "json::ser_f64",
+        deserialize_with = "json::de_f64"
+    )]
     pub cpus: f64,
     /// Processes per run.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_u32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_u32"
+    )]
     pub pids: u32,
     /// Writable disk per run, MiB.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_u32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_u32"
+    )]
     pub disk_mb: u32,
 }
 
@@ -73,7 +91,10 @@ pub struct DescribeResponse {
     #[serde(skip_serializing_if = "json::is_false")]
     pub supports_module: bool,
     /// The protocol number: 4.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_u32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_u32"
+    )]
     pub protocol: u32,
     /// The snippet environment.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -94,19 +115,31 @@ pub struct DescribeResponse {
     #[serde(skip_serializing_if = "json::is_false")]
     pub supports_sessions: bool,
     /// Session lifetime, ms.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_u32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_u32"
+    )]
     pub session_lifetime_ms: u32,
     /// Session idle timeout, ms.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_u32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_u32"
+    )]
     pub session_idle_timeout_ms: u32,
     /// The session environment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_environment: Option<PayloadEnvironment>,
     /// Sessions per caller, 0 = no cap.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_u32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_u32"
+    )]
     pub max_sessions_per_caller: u32,
     /// Sessions per owner, 0 = no cap.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_u32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_u32"
+    )]
     pub max_sessions_per_owner: u32,
 }
 
@@ -124,7 +157,10 @@ pub struct RunRequest {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub trace_id: String,
     /// Budget, ms; 0 = default.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_i32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_i32"
+    )]
     pub timeout_ms: i32,
     /// Software rule.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -167,7 +203,9 @@ impl RunRequest {
         ]
         .into_iter()
         .flatten();
-        let payload = payloads.next().ok_or_else(|| Error::invalid("the request carries no payload"))?;
+        let payload = payloads
+            .next()
+            .ok_or_else(|| Error::invalid("the request carries no payload"))?;
         if payloads.next().is_some() {
             return Err(Error::invalid("the request carries more than one payload"));
         }
@@ -230,7 +268,11 @@ struct RunResponseWire<J, P, M, C> {
     sandbox: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     isolation: String,
-    #[serde(skip_serializing_if = "json::is_zero", serialize_with = "json::ser_i64", deserialize_with = "json::de_i64")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        serialize_with = "json::ser_i64",
+        deserialize_with = "json::de_i64"
+    )]
     duration_ms: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
     record: Option<RunRecord>,
@@ -253,19 +295,20 @@ struct RunResponseWire<J, P, M, C> {
 impl Serialize for RunResponse {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let e = &self.evidence;
-        let mut w: RunResponseWire<&JavaScriptResult, &ProjectResult, &ModuleResult, &CellResult> = RunResponseWire {
-            sandbox: e.sandbox.clone(),
-            isolation: e.isolation.clone(),
-            duration_ms: self.duration_ms,
-            record: self.record.clone(),
-            software_identity: e.software_identity.clone(),
-            environment: e.environment.clone(),
-            instance: e.instance.clone(),
-            javascript: None,
-            project: None,
-            module: None,
-            cell: None,
-        };
+        let mut w: RunResponseWire<&JavaScriptResult, &ProjectResult, &ModuleResult, &CellResult> =
+            RunResponseWire {
+                sandbox: e.sandbox.clone(),
+                isolation: e.isolation.clone(),
+                duration_ms: self.duration_ms,
+                record: self.record.clone(),
+                software_identity: e.software_identity.clone(),
+                environment: e.environment.clone(),
+                instance: e.instance.clone(),
+                javascript: None,
+                project: None,
+                module: None,
+                cell: None,
+            };
         match &self.output {
             Some(Output::JavaScript(r)) => w.javascript = Some(r),
             Some(Output::Project(r)) => w.project = Some(r),
@@ -290,7 +333,9 @@ impl<'de> Deserialize<'de> for RunResponse {
         .flatten();
         let output = outputs.next();
         if outputs.next().is_some() {
-            return Err(de::Error::custom("the response carries more than one result"));
+            return Err(de::Error::custom(
+                "the response carries more than one result",
+            ));
         }
         Ok(RunResponse {
             evidence: Evidence {
@@ -329,12 +374,6 @@ fn is_open(e: &SessionEnd) -> bool {
     *e == SessionEnd::Open
 }
 
-impl Default for SessionEnd {
-    fn default() -> Self {
-        SessionEnd::Open
-    }
-}
-
 /// `SessionRunResponse`: the call's answer, and the session's end if it ended.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
@@ -343,7 +382,11 @@ pub struct SessionRunResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<RunResponse>,
     /// Set when the session ended during or after this call.
-    #[serde(skip_serializing_if = "is_open", serialize_with = "ser_end", deserialize_with = "de_end")]
+    #[serde(
+        skip_serializing_if = "is_open",
+        serialize_with = "ser_end",
+        deserialize_with = "de_end"
+    )]
     pub ended: SessionEnd,
     /// Human context for the end.
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -364,10 +407,16 @@ pub struct OpenSessionRequest {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub trace_id: String,
     /// Shorter lifetime, ms; 0 = the daemon's.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_u32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_u32"
+    )]
     pub lifetime_ms: u32,
     /// Shorter idle timeout, ms; 0 = the daemon's.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_u32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_u32"
+    )]
     pub idle_timeout_ms: u32,
     /// Software rule for every call.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -397,10 +446,17 @@ pub struct OpenSessionResponse {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub isolation: String,
     /// When it expires (Unix ms).
-    #[serde(skip_serializing_if = "json::is_zero", serialize_with = "json::ser_i64", deserialize_with = "json::de_i64")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        serialize_with = "json::ser_i64",
+        deserialize_with = "json::de_i64"
+    )]
     pub expires_unix_ms: i64,
     /// Idle timeout, ms.
-    #[serde(skip_serializing_if = "json::is_zero", deserialize_with = "json::de_u32")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        deserialize_with = "json::de_u32"
+    )]
     pub idle_timeout_ms: u32,
     /// The session's software identity.
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -427,16 +483,23 @@ pub struct CloseSessionResponse {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub session: String,
     /// Calls executed.
-    #[serde(skip_serializing_if = "json::is_zero", serialize_with = "json::ser_u64", deserialize_with = "json::de_u64")]
+    #[serde(
+        skip_serializing_if = "json::is_zero",
+        serialize_with = "json::ser_u64",
+        deserialize_with = "json::de_u64"
+    )]
     pub calls: u64,
     /// The last record's digest, or empty.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub last_record_sha256: String,
     /// `SESSION_END_CLOSED`, or the earlier end.
-    #[serde(skip_serializing_if = "is_open", serialize_with = "ser_end", deserialize_with = "de_end")]
+    #[serde(
+        skip_serializing_if = "is_open",
+        serialize_with = "ser_end",
+        deserialize_with = "de_end"
+    )]
     pub ended: SessionEnd,
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -452,23 +515,42 @@ mod tests {
         assert_eq!(r.payload.kind(), "javascript");
         let none: RunRequest = decode(br#"{"protocol":4}"#).unwrap();
         assert!(none.into_request().is_err());
-        let two: RunRequest = decode(br#"{"protocol":4,"javascript":{"code":"1"},"project":{"steps":["a"]}}"#).unwrap();
+        let two: RunRequest =
+            decode(br#"{"protocol":4,"javascript":{"code":"1"},"project":{"steps":["a"]}}"#)
+                .unwrap();
         assert!(two.into_request().is_err());
     }
 
     #[test]
     fn response_shape() {
         let resp = RunResponse {
-            evidence: Evidence { sandbox: "wasm".into(), isolation: "process".into(), ..Evidence::default() },
+            evidence: Evidence {
+                sandbox: "wasm".into(),
+                isolation: "process".into(),
+                ..Evidence::default()
+            },
             duration_ms: 3,
             record: None,
             output: Some(Output::JavaScript(JavaScriptResult::default())),
         };
-        assert_eq!(encode(&resp), br#"{"sandbox":"wasm","isolation":"process","durationMs":"3","javascript":{}}"#.to_vec());
+        assert_eq!(
+            encode(&resp),
+            br#"{"sandbox":"wasm","isolation":"process","durationMs":"3","javascript":{}}"#
+                .to_vec()
+        );
         let back: RunResponse = decode(&encode(&resp)).unwrap();
         assert_eq!(back, resp);
         assert!(decode::<RunResponse>(br#"{"javascript":{},"cell":{}}"#).is_err());
-        let close = CloseSessionResponse { session: "f".into(), calls: 2, last_record_sha256: "d".into(), ended: SessionEnd::Closed };
-        assert_eq!(encode(&close), br#"{"session":"f","calls":"2","lastRecordSha256":"d","ended":"SESSION_END_CLOSED"}"#.to_vec());
+        let close = CloseSessionResponse {
+            session: "f".into(),
+            calls: 2,
+            last_record_sha256: "d".into(),
+            ended: SessionEnd::Closed,
+        };
+        assert_eq!(
+            encode(&close),
+            br#"{"session":"f","calls":"2","lastRecordSha256":"d","ended":"SESSION_END_CLOSED"}"#
+                .to_vec()
+        );
     }
 }

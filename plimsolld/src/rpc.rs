@@ -1,0 +1,177 @@
+//! The five procedures over the engine, and the audit line per run.
+//!
+//! The audit line never holds code, output, tokens, paths or session ids: only
+//! sizes, the caller's principal id, the evidence and the outcome.
+
+use std::time::Instant;
+
+use plimsoll_core::error::{Error, ErrorCode, SessionEnd};
+use plimsoll_core::request::{Payload, Request, check_protocol, valid_trace_id};
+use plimsoll_core::result::Output;
+use plimsoll_core::tier::Floor;
+use plimsoll_core::wire::connect::ConnectError;
+use plimsoll_core::wire::json::{decode, encode};
+use plimsoll_core::wire::{
+    CloseSessionRequest, DescribeRequest, OpenSessionRequest, RunRequest, RunResponse,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::Principal;
+use crate::server::{App, Procedure, caller, connect};
+
+fn bad_body(message: String) -> ConnectError {
+    connect(&Error::invalid(message))
+}
+
+/// Runs one procedure on a decoded-at-the-edge body.
+pub async fn dispatch(
+    app: &App,
+    procedure: Procedure,
+    principal: &Principal,
+    body: &[u8],
+) -> Result<Vec<u8>, ConnectError> {
+    match procedure {
+        Procedure::Describe => {
+            decode::<DescribeRequest>(body).map_err(bad_body)?;
+            Ok(encode(&app.engine.describe()))
+        }
+        Procedure::Run => {
+            let wire: RunRequest = decode(body).map_err(bad_body)?;
+            check_protocol(wire.protocol).map_err(|e| connect(&e))?;
+            let request = wire.into_request().map_err(|e| connect(&e))?;
+            run(app, principal, request)
+                .await
+                .map(|r| encode(&r))
+                .map_err(|e| connect(&e))
+        }
+        Procedure::OpenSession => {
+            let wire: OpenSessionRequest = decode(body).map_err(bad_body)?;
+            open_session(app, &wire).map_err(|e| connect(&e))
+        }
+        Procedure::SessionRun => {
+            let wire: RunRequest = decode(body).map_err(bad_body)?;
+            check_protocol(wire.protocol).map_err(|e| connect(&e))?;
+            Err(connect(&not_found()))
+        }
+        Procedure::CloseSession => {
+            let wire: CloseSessionRequest = decode(body).map_err(bad_body)?;
+            check_protocol(wire.protocol).map_err(|e| connect(&e))?;
+            Err(connect(&not_found()))
+        }
+    }
+}
+
+/// An unknown and a foreign session id get this same refusal.
+fn not_found() -> Error {
+    Error::session_ended(SessionEnd::NotFound, "no such session for this caller")
+}
+
+fn open_session(app: &App, wire: &OpenSessionRequest) -> Result<Vec<u8>, Error> {
+    check_protocol(wire.protocol)?;
+    let floor = Floor::parse(&wire.minimum_isolation).map_err(|e| Error::invalid(e.to_string()))?;
+    if let Some(rule) = &wire.software_rule {
+        rule.validate()?;
+    }
+    if !app.engine.isolation().meets(floor) {
+        return Err(Error::new(
+            ErrorCode::InsufficientIsolation,
+            format!(
+                "this daemon's proven tier is {}, below the floor {}",
+                app.engine.isolation(),
+                floor.as_str()
+            ),
+        ));
+    }
+    Err(Error::unsupported(format!(
+        "the {} provider keeps no sessions",
+        app.engine.provider_name()
+    )))
+}
+
+async fn run(app: &App, principal: &Principal, request: Request) -> Result<RunResponse, Error> {
+    let cancel = CancellationToken::new();
+    // If the client goes away, hyper drops this future and the guard cancels the run.
+    let _guard = cancel.clone().drop_guard();
+    let clock = Instant::now();
+    let audit = Audit::of(&request);
+    let result = app.engine.run(&caller(principal), request, cancel).await;
+    audit.log(principal, &result, clock.elapsed().as_millis() as u64);
+    result
+}
+
+/// The sizes and names an audit line may hold.
+struct Audit {
+    op: &'static str,
+    trace_id: String,
+    code_bytes: usize,
+    files: usize,
+    steps: usize,
+    total_bytes: usize,
+    grant_profile: bool,
+}
+
+impl Audit {
+    fn of(r: &Request) -> Audit {
+        let (op, code_bytes, files, steps, total_bytes) = match &r.payload {
+            Payload::JavaScript(j) => ("code run", j.code.len(), 0, 0, j.code.len()),
+            Payload::Project(p) => {
+                let total = p.files.iter().map(|f| f.content.len()).sum::<usize>()
+                    + p.steps.iter().map(String::len).sum::<usize>();
+                ("project run", 0, p.files.len(), p.steps.len(), total)
+            }
+            Payload::Module(m) => ("module run", 0, 0, 0, m.rows.len()),
+            Payload::Cell(c) => ("cell run", c.code.len(), c.files.len(), 0, c.code.len()),
+        };
+        let trace_id = if valid_trace_id(&r.envelope.trace_id) {
+            r.envelope.trace_id.clone()
+        } else {
+            String::new()
+        };
+        Audit {
+            op,
+            trace_id,
+            code_bytes,
+            files,
+            steps,
+            total_bytes,
+            grant_profile: !r.payload.grant_profile().is_empty(),
+        }
+    }
+
+    fn log(&self, principal: &Principal, result: &Result<RunResponse, Error>, duration_ms: u64) {
+        match result {
+            Ok(resp) => {
+                let (exit_code, timed_out, outcome) = match &resp.output {
+                    Some(Output::JavaScript(j)) => (j.exit_code, j.timed_out, ""),
+                    Some(Output::Cell(c)) => (c.exit_code, c.timed_out, ""),
+                    Some(Output::Project(p)) => (
+                        p.steps.last().map_or(0, |s| s.exit_code),
+                        false,
+                        p.outcome.as_str(),
+                    ),
+                    Some(Output::Module(m)) => (0, false, m.outcome.as_str()),
+                    None => (0, false, ""),
+                };
+                tracing::info!(
+                    target: "plimsoll::audit",
+                    op = self.op, caller = %principal.id, trace_id = %self.trace_id,
+                    code_bytes = self.code_bytes, files = self.files, steps = self.steps, total_bytes = self.total_bytes,
+                    grant = self.grant_profile, sandbox = %resp.evidence.sandbox, isolation = %resp.evidence.isolation,
+                    exit_code, timed_out, outcome, duration_ms,
+                    "{}", self.op
+                );
+            }
+            Err(e) => {
+                let refused = e.not_dispatched();
+                tracing::info!(
+                    target: "plimsoll::audit",
+                    op = self.op, caller = %principal.id, trace_id = %self.trace_id,
+                    code_bytes = self.code_bytes, files = self.files, steps = self.steps, total_bytes = self.total_bytes,
+                    grant = self.grant_profile, error = e.code().as_str(),
+                    not_dispatched = refused.map_or("", |r| r.as_str()), duration_ms,
+                    "{} {}", self.op, if refused.is_some() { "refused" } else { "failed" }
+                );
+            }
+        }
+    }
+}

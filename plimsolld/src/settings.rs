@@ -1,0 +1,199 @@
+//! The daemon's own settings, and the `-h` text listing every variable read.
+
+use std::net::SocketAddr;
+
+use plimsoll_core::config::{Config, ConfigError, Env, VARIABLES, Var};
+
+use crate::auth::Verifier;
+
+/// Every variable the daemon itself reads (the core's are in [`VARIABLES`]).
+pub const DAEMON_VARIABLES: &[Var] = &[
+    Var {
+        name: "PLIMSOLL_ADDR",
+        default: "127.0.0.1:8746",
+        help: "RPC listener address (host:port; port 0 picks a free one)",
+    },
+    Var {
+        name: "PLIMSOLL_LOG_FORMAT",
+        default: "json",
+        help: "json | text",
+    },
+    Var {
+        name: "PLIMSOLL_LOG",
+        default: "info",
+        help: "log filter (tracing EnvFilter syntax)",
+    },
+    Var {
+        name: "PLIMSOLL_CLIENTS_FILE",
+        default: "none",
+        help: "JSON clients file: {\"clients\":[{\"id\",\"token_sha256\",\"scopes\"}]}",
+    },
+    Var {
+        name: "PLIMSOLL_TOKEN",
+        default: "none",
+        help: "one shared bearer token (at least 32 characters), principal `static`",
+    },
+    Var {
+        name: "PLIMSOLL_INSECURE",
+        default: "0",
+        help: "1 allows a real provider with no authentication (development only)",
+    },
+];
+
+/// Parsed daemon settings.
+#[derive(Debug)]
+pub struct Settings {
+    /// The core's configuration.
+    pub core: Config,
+    /// Where to listen.
+    pub addr: SocketAddr,
+    /// `json` or text logs.
+    pub json_logs: bool,
+    /// The log filter.
+    pub log_filter: String,
+    /// Authentication.
+    pub verifier: Verifier,
+    /// `PLIMSOLL_INSECURE=1`.
+    pub insecure: bool,
+}
+
+impl Settings {
+    /// Reads and checks every variable. Nothing here starts anything.
+    pub fn from_env(env: &Env<'_>) -> Result<Settings, ConfigError> {
+        let core = Config::from_env(env)?;
+        let addr_text = env
+            .get("PLIMSOLL_ADDR")
+            .unwrap_or_else(|| "127.0.0.1:8746".into());
+        let addr = addr_text.parse::<SocketAddr>().map_err(|_| {
+            ConfigError::new(
+                "PLIMSOLL_ADDR",
+                format!("{addr_text:?} is not host:port with a numeric host"),
+            )
+        })?;
+        let json_logs = match env.get("PLIMSOLL_LOG_FORMAT").as_deref() {
+            None | Some("json") => true,
+            Some("text") => false,
+            Some(v) => {
+                return Err(ConfigError::new(
+                    "PLIMSOLL_LOG_FORMAT",
+                    format!("{v:?} is not json or text"),
+                ));
+            }
+        };
+        let log_filter = env.get("PLIMSOLL_LOG").unwrap_or_else(|| "info".into());
+        let verifier = Verifier::load(env)?;
+        let insecure = env.bool("PLIMSOLL_INSECURE")?;
+        Ok(Settings {
+            core,
+            addr,
+            json_logs,
+            log_filter,
+            verifier,
+            insecure,
+        })
+    }
+}
+
+/// The `-h` text: usage and every variable read, with defaults.
+pub fn help() -> String {
+    let mut s = String::from(
+        "plimsolld: serves plimsoll on the plimsoll.v1 Connect wire.\n\n\
+         Usage: plimsolld            (configured only by environment variables)\n\
+         \x20      plimsolld -h         (this text)\n\n\
+         Endpoints: POST /plimsoll.v1.SandboxService/{Describe,Run,OpenSession,SessionRun,CloseSession},\n\
+         GET /healthz, GET /readyz.\n\n\
+         A tier is configuration plus startup proof, never attestation.\n\nVariables:\n",
+    );
+    for v in VARIABLES.iter().chain(DAEMON_VARIABLES) {
+        s.push_str(&format!(
+            "  {:<24} {} (default: {})\n",
+            v.name, v.help, v.default
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `SANDBOX_*`/`PLIMSOLL_*` literal in the daemon's and the core's
+    /// sources is a variable the `-h` text names.
+    #[test]
+    fn help_names_every_variable_read() {
+        let text = help();
+        let roots = [
+            concat!(env!("CARGO_MANIFEST_DIR"), "/src"),
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../plimsoll-core/src"),
+        ];
+        let mut seen = 0;
+        let mut stack: Vec<std::path::PathBuf> = roots.iter().map(Into::into).collect();
+        while let Some(p) = stack.pop() {
+            if p.is_dir() {
+                stack.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+                continue;
+            }
+            if p.extension().is_none_or(|e| e != "rs") || p.to_string_lossy().contains("tests") {
+                continue;
+            }
+            let src = std::fs::read_to_string(&p).unwrap();
+            for prefix in ["\"SANDBOX_", "\"PLIMSOLL_"] {
+                for (i, _) in src.match_indices(prefix) {
+                    let name: String = src[i + 1..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_uppercase() || *c == '_' || c.is_ascii_digit())
+                        .collect();
+                    if name.ends_with('_') {
+                        continue; // a prefix, not a variable
+                    }
+                    assert!(
+                        text.contains(&format!(" {name} ")),
+                        "{name} (in {}) is missing from -h",
+                        p.display()
+                    );
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen > 10, "the scan found too few variables: {seen}");
+    }
+
+    #[test]
+    fn daemon_settings_are_strict() {
+        let load = |pairs: &[(&str, &str)]| {
+            let pairs: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let get = move |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+            Settings::from_env(&Env::new(&get)).map(|_| ())
+        };
+        assert!(load(&[]).is_ok());
+        assert_eq!(
+            load(&[("PLIMSOLL_ADDR", "localhost")])
+                .unwrap_err()
+                .variable,
+            "PLIMSOLL_ADDR"
+        );
+        assert_eq!(
+            load(&[("PLIMSOLL_LOG_FORMAT", "xml")])
+                .unwrap_err()
+                .variable,
+            "PLIMSOLL_LOG_FORMAT"
+        );
+        assert_eq!(
+            load(&[("PLIMSOLL_TOKEN", "short")]).unwrap_err().variable,
+            "PLIMSOLL_TOKEN"
+        );
+        assert_eq!(
+            load(&[("PLIMSOLL_INSECURE", "yes")]).unwrap_err().variable,
+            "PLIMSOLL_INSECURE"
+        );
+        assert_eq!(
+            load(&[("PLIMSOLL_CLIENTS_FILE", "/nonexistent/x.json")])
+                .unwrap_err()
+                .variable,
+            "PLIMSOLL_CLIENTS_FILE"
+        );
+    }
+}

@@ -1,0 +1,315 @@
+//! plimsolld as a process: strict startup, the HTTP edge, and shutdown.
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test helper that cannot do its job should fail the test loudly"
+)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_plimsolld");
+
+fn command(env: &[(&str, &str)]) -> Command {
+    let mut c = Command::new(BIN);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("SANDBOX_") || k.starts_with("PLIMSOLL_") {
+            c.env_remove(k);
+        }
+    }
+    c.env("PLIMSOLL_ADDR", "127.0.0.1:0")
+        .env("PLIMSOLL_LOG_FORMAT", "json");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c
+}
+
+/// Runs a daemon expected to refuse to start; returns (exit code, stderr).
+fn refuses(env: &[(&str, &str)]) -> (i32, String) {
+    let out = command(env).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+struct Daemon {
+    child: Child,
+    addr: String,
+}
+
+impl Daemon {
+    fn start(env: &[(&str, &str)]) -> Daemon {
+        let mut child = command(env)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let addr = loop {
+            let line = lines
+                .next()
+                .expect("plimsolld exited before listening")
+                .unwrap();
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+            if v["message"] == "listening" {
+                break v["addr"].as_str().unwrap().to_owned();
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        Daemon { child, addr }
+    }
+
+    /// Sends one raw HTTP/1.1 request; returns (status, headers lowercased, body).
+    fn send(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> (u16, Vec<(String, String)>, Vec<u8>) {
+        let mut s = TcpStream::connect(&self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut req = format!(
+            "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        for (k, v) in headers {
+            req.push_str(&format!("{k}: {v}\r\n"));
+        }
+        req.push_str("\r\n");
+        s.write_all(req.as_bytes()).unwrap();
+        let _ = s.write_all(body);
+        let mut raw = Vec::new();
+        let _ = s.read_to_end(&mut raw);
+        let split = raw
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("no header end");
+        let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+        let mut lines = head.lines();
+        let status = lines
+            .next()
+            .unwrap()
+            .split(' ')
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap();
+        let hs = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+            .collect();
+        (status, hs, raw[split + 4..].to_vec())
+    }
+
+    fn rpc(
+        &self,
+        method: &str,
+        extra: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, Vec<(String, String)>, serde_json::Value) {
+        let mut h = vec![("Content-Type", "application/json")];
+        h.extend_from_slice(extra);
+        let (s, hs, b) = self.send(
+            "POST",
+            &format!("/plimsoll.v1.SandboxService/{method}"),
+            &h,
+            body.as_bytes(),
+        );
+        (s, hs, serde_json::from_slice(&b).unwrap_or_default())
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn header<'a>(hs: &'a [(String, String)], name: &str) -> Vec<&'a str> {
+    hs.iter()
+        .filter(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+        .collect()
+}
+
+#[test]
+fn startup_is_strict_and_names_the_variable() {
+    let cases: &[(&[(&str, &str)], &str)] = &[
+        (&[("SANDBOX_PROVIDER", "magic")], "SANDBOX_PROVIDER"),
+        (
+            &[("SANDBOX_MIN_ISOLATION", "strong")],
+            "SANDBOX_MIN_ISOLATION",
+        ),
+        (
+            &[("SANDBOX_MIN_ISOLATION", "process")],
+            "SANDBOX_MIN_ISOLATION",
+        ),
+        (&[("PLIMSOLL_TOKEN", "too-short")], "PLIMSOLL_TOKEN"),
+        (&[("PLIMSOLL_ADDR", "everywhere")], "PLIMSOLL_ADDR"),
+        (&[("PLIMSOLL_INSECURE", "maybe")], "PLIMSOLL_INSECURE"),
+        (&[("PLIMSOLL_LOG_FORMAT", "yaml")], "PLIMSOLL_LOG_FORMAT"),
+        (&[("SANDBOX_MEMORY_MB", "lots")], "SANDBOX_MEMORY_MB"),
+        (&[("SANDBOX_PIDS", "64")], "SANDBOX_PIDS"),
+    ];
+    for (env, var) in cases {
+        let (code, stderr) = refuses(env);
+        assert_ne!(code, 0, "{env:?} started");
+        assert!(stderr.contains(var), "{env:?}: {stderr}");
+    }
+    let (code, stderr) = refuses(&[("PLIMSOLL_TOKEN", "x")]);
+    assert!(
+        code != 0 && !stderr.contains("PLIMSOLL_TOKEN: x"),
+        "the token leaked: {stderr}"
+    );
+    let out = command(&[]).arg("--serve").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let help = command(&[]).arg("-h").output().unwrap();
+    assert!(help.status.success());
+    let text = String::from_utf8(help.stdout).unwrap();
+    for v in [
+        "SANDBOX_PROVIDER",
+        "SANDBOX_MIN_ISOLATION",
+        "PLIMSOLL_TOKEN",
+        "PLIMSOLL_CLIENTS_FILE",
+        "PLIMSOLL_ADDR",
+    ] {
+        assert!(text.contains(v), "-h lacks {v}");
+    }
+}
+
+const RID: &str = "0123456789abcdef0123456789abcdef";
+
+#[test]
+fn the_edge_binds_answers_and_marks_refusals() {
+    let d = Daemon::start(&[]);
+    let (s, _, b) = d.send("GET", "/healthz", &[], b"");
+    assert_eq!((s, b.as_slice()), (200, &b"ok"[..]));
+    let (s, _, b) = d.send("GET", "/readyz", &[], b"");
+    assert_eq!((s, b.as_slice()), (200, &b"ready"[..]));
+
+    // Answer binding: one well-formed id is echoed on success and on every error.
+    let (s, hs, v) = d.rpc("Describe", &[("Plimsoll-Request-Id", RID)], "{}");
+    assert_eq!((s, header(&hs, "plimsoll-request-id")), (200, vec![RID]));
+    assert_eq!(
+        (v["sandbox"].as_str(), v["protocol"].as_i64()),
+        (Some("disabled"), Some(4))
+    );
+    let (_, hs, _) = d.rpc("Nope", &[("Plimsoll-Request-Id", RID)], "{}");
+    assert_eq!(header(&hs, "plimsoll-request-id"), vec![RID]);
+    let (_, hs, _) = d.rpc("Describe", &[("Plimsoll-Request-Id", "ABC")], "{}");
+    assert!(header(&hs, "plimsoll-request-id").is_empty());
+    let (_, hs, _) = d.rpc(
+        "Describe",
+        &[("Plimsoll-Request-Id", RID), ("Plimsoll-Request-Id", RID)],
+        "{}",
+    );
+    assert!(header(&hs, "plimsoll-request-id").is_empty());
+
+    // Unknown procedure: 404, unsupported.
+    let (s, hs, v) = d.rpc("RunV2", &[], "{}");
+    assert_eq!(
+        (s, header(&hs, "plimsoll-not-dispatched")),
+        (404, vec!["unsupported"])
+    );
+    assert_eq!(v["code"], "unimplemented");
+
+    // Edge refusals before the handler: marked `request`.
+    let (s, hs, v) = d.send(
+        "POST",
+        "/plimsoll.v1.SandboxService/Run",
+        &[("Content-Type", "text/plain")],
+        b"{}",
+    );
+    assert_eq!(
+        (s, header(&hs, "plimsoll-not-dispatched")),
+        (415, vec!["request"])
+    );
+    assert!(!v.is_empty());
+    let big = vec![b' '; 8 * 1024 * 1024 + 1];
+    let (s, hs, b) = d.send(
+        "POST",
+        "/plimsoll.v1.SandboxService/Run",
+        &[("Content-Type", "application/json")],
+        &big,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
+    assert_eq!(
+        (
+            s,
+            header(&hs, "plimsoll-not-dispatched"),
+            v["code"].as_str()
+        ),
+        (413, vec!["request"], Some("resource_exhausted"))
+    );
+
+    // Handler refusals carry the binary NotDispatched detail.
+    let detail = |v: &serde_json::Value| {
+        v["details"][0]["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let (s, _, v) = d.rpc("Run", &[], r#"{"javascript":{"code":"1"}}"#);
+    assert_eq!(
+        (s, v["code"].as_str(), detail(&v).as_str()),
+        (400, Some("invalid_argument"), "CAM=")
+    );
+    let (s, _, v) = d.rpc("Run", &[], r#"{"protocol":3,"javascript":{"code":"1"}}"#);
+    assert_eq!(
+        (s, v["code"].as_str(), detail(&v).as_str()),
+        (501, Some("unimplemented"), "CAM=")
+    );
+    let (s, _, v) = d.rpc(
+        "Run",
+        &[],
+        r#"{"protocol":4,"protocol":4,"javascript":{"code":"1"}}"#,
+    );
+    assert_eq!((s, detail(&v).as_str()), (400, "CAE="));
+    let (s, _, v) = d.rpc(
+        "Run",
+        &[],
+        r#"{"protocol":4,"cell":{"language":"python","code":"1"}}"#,
+    );
+    assert_eq!((s, detail(&v).as_str()), (400, "CAE="));
+    let (s, _, v) = d.rpc("Run", &[], r#"{"protocol":4,"javascript":{"code":"1"}}"#);
+    assert_eq!(
+        (s, v["code"].as_str(), detail(&v).as_str()),
+        (400, Some("failed_precondition"), "CAQ=")
+    );
+
+    // An unknown session: SessionEnded{NOT_FOUND} plus the not-dispatched mark.
+    let (s, _, v) = d.rpc("SessionRun", &[], r#"{"protocol":4,"sessionId":"00112233445566778899aabbccddeeff","javascript":{"code":"1"}}"#);
+    assert_eq!((s, v["code"].as_str()), (400, Some("failed_precondition")));
+    let types: Vec<&str> = v["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        vec!["plimsoll.v1.NotDispatched", "plimsoll.v1.SessionEnded"]
+    );
+}
+
+#[test]
+fn sigterm_drains_and_exits_cleanly() {
+    let mut d = Daemon::start(&[]);
+    let (s, _, _) = d.rpc("Describe", &[], "{}");
+    assert_eq!(s, 200);
+    let pid = d.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = d.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+}

@@ -1,0 +1,94 @@
+"""Fixtures that start a real plimsolld for the published client to drive.
+
+The daemon binary comes from PLIMSOLLD (default: target/debug/plimsolld under
+the repository root). Each daemon listens on a free loopback port, announced
+in its JSON "listening" log line.
+"""
+
+import hashlib
+import json
+import os
+import pathlib
+import subprocess
+import threading
+import time
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BINARY = pathlib.Path(os.environ.get("PLIMSOLLD", ROOT / "target" / "debug" / "plimsolld"))
+
+# Tokens used by the suite (test-only credentials).
+TOKEN_ALICE = "alice-" + "a" * 40
+TOKEN_BOB = "bob-" + "b" * 40
+TOKEN_STATIC = "static-" + "s" * 40
+
+
+class Daemon:
+    """A running plimsolld: its URL, its log lines, and how to stop it."""
+
+    def __init__(self, env):
+        if not BINARY.exists():
+            raise RuntimeError(f"plimsolld binary not found at {BINARY}; run cargo build first")
+        full = {k: v for k, v in os.environ.items() if not k.startswith(("SANDBOX_", "PLIMSOLL_"))}
+        full.update({"PLIMSOLL_ADDR": "127.0.0.1:0", "PLIMSOLL_LOG_FORMAT": "json"})
+        full.update(env)
+        self.proc = subprocess.Popen([str(BINARY)], env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.lines = []
+        self.url = None
+        ready = threading.Event()
+
+        def pump():
+            for line in self.proc.stderr:
+                self.lines.append(line)
+                try:
+                    ev = json.loads(line)
+                except ValueError:
+                    continue
+                if ev.get("message") == "listening":
+                    self.url = "http://" + ev["addr"]
+                    ready.set()
+            ready.set()
+
+        threading.Thread(target=pump, daemon=True).start()
+        if not ready.wait(60) or self.url is None:
+            self.stop()
+            raise RuntimeError("plimsolld did not start:\n" + "".join(self.lines))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def log(self):
+        return "".join(self.lines)
+
+
+@pytest.fixture
+def start_daemon():
+    started = []
+
+    def start(**env):
+        d = Daemon({k: str(v) for k, v in env.items()})
+        started.append(d)
+        return d
+
+    yield start
+    for d in started:
+        d.stop()
+
+
+@pytest.fixture
+def clients_file(tmp_path):
+    entries = [
+        {"id": "alice", "token_sha256": hashlib.sha256(TOKEN_ALICE.encode()).hexdigest(), "scopes": ["code:run"]},
+        {"id": "bob", "token_sha256": hashlib.sha256(TOKEN_BOB.encode()).hexdigest(), "scopes": ["metrics:read"]},
+    ]
+    path = tmp_path / "clients.json"
+    path.write_text(json.dumps({"clients": entries}))
+    return str(path)
