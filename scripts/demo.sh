@@ -18,7 +18,7 @@ if ! "$VENV/bin/python" -c 'import plimsoll_client' 2>/dev/null; then
 fi
 TOKEN=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
 LOG=$(mktemp)
-SANDBOX_PROVIDER=$PROVIDER PLIMSOLL_TOKEN=$TOKEN PLIMSOLL_ADDR=127.0.0.1:0 PLIMSOLL_LOG_FORMAT=json \
+SANDBOX_PROVIDER=$PROVIDER PLIMSOLL_TOKEN=$TOKEN PLIMSOLL_ADDR=127.0.0.1:0 PLIMSOLL_METRICS_ADDR=off PLIMSOLL_LOG_FORMAT=json \
   target/debug/plimsolld 2>"$LOG" &
 PID=$!
 trap 'kill $PID 2>/dev/null; rm -f "$LOG"' EXIT

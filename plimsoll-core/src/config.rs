@@ -6,6 +6,7 @@
 
 use std::fmt;
 
+use crate::admission::Limits;
 use crate::record::valid_instance;
 use crate::tier::Floor;
 
@@ -51,6 +52,31 @@ pub const VARIABLES: &[Var] = &[
         name: "SANDBOX_DISK_MB",
         default: "provider default",
         help: "writable disk per run, MiB (docker)",
+    },
+    Var {
+        name: "SANDBOX_MAX_CONCURRENT",
+        default: "8",
+        help: "runs in progress at once (1..1024); more are shed, never queued",
+    },
+    Var {
+        name: "SANDBOX_TOTAL_MEMORY_MB",
+        default: "no budget",
+        help: "memory budget for runs in progress; set with SANDBOX_MEMORY_MB (ignored by e2b and dockercloud)",
+    },
+    Var {
+        name: "SANDBOX_PER_KEY_CONCURRENT",
+        default: "half of SANDBOX_MAX_CONCURRENT",
+        help: "runs in progress per caller (0 = no per-caller cap)",
+    },
+    Var {
+        name: "SANDBOX_RATE_PER_MIN",
+        default: "30",
+        help: "per-caller token bucket refill per minute (0 = no rate limit)",
+    },
+    Var {
+        name: "SANDBOX_RATE_BURST",
+        default: "SANDBOX_RATE_PER_MIN",
+        help: "per-caller token bucket capacity",
     },
     Var {
         name: "PLIMSOLL_INSTANCE",
@@ -232,6 +258,8 @@ pub struct Config {
     pub resources: ResourceSettings,
     /// The instance reference stamped on records.
     pub instance: String,
+    /// Admission limits.
+    pub admission: Limits,
 }
 
 impl Default for Config {
@@ -241,6 +269,7 @@ impl Default for Config {
             min_isolation: Floor::NONE,
             resources: ResourceSettings::default(),
             instance: random_instance(),
+            admission: Limits::default(),
         }
     }
 }
@@ -289,11 +318,17 @@ impl Config {
         if provider == ProviderKind::Disabled {
             resources.only("disabled", &[])?;
         }
+        let mut admission = Limits::from_env(env, resources.memory_mb)?;
+        if matches!(provider, ProviderKind::E2b | ProviderKind::DockerCloud) {
+            // Their sandboxes run on other machines: the count applies, the memory budget does not.
+            admission = admission.without_memory_budget();
+        }
         Ok(Config {
             provider,
             min_isolation,
             resources,
             instance,
+            admission,
         })
     }
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio_util::sync::CancellationToken;
 
+use crate::admission::{Admission, Shed};
 use crate::config::{Config, ConfigError};
 use crate::error::{Error, ErrorCode, Result};
 use crate::provider::{self, Environment, Provider, RunContext};
@@ -16,6 +17,7 @@ use crate::request::{MAX_RUN_TIMEOUT_MS, Payload, Request};
 use crate::result::Output;
 use crate::tier::{Floor, Isolation};
 use crate::wire::{DescribeResponse, Evidence, PayloadEnvironment, RunResponse};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Who is asking: the authenticated principal.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +73,27 @@ pub struct Engine {
     provider: Arc<dyn Provider>,
     proven: Isolation,
     instance: String,
+    admission: Admission,
+    counters: Arc<Counters>,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    runs: AtomicU64,
+    failed: AtomicU64,
+}
+
+/// A snapshot of the engine's counters, for metrics.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stats {
+    /// Runs answered with a result.
+    pub runs: u64,
+    /// Runs that ended in an infrastructure error after dispatch.
+    pub failed: u64,
+    /// Runs in progress now.
+    pub in_flight: u32,
+    /// Runs shed, by reason.
+    pub shed: [(Shed, u64); 3],
 }
 
 impl std::fmt::Debug for Engine {
@@ -115,6 +138,8 @@ impl Engine {
             provider,
             proven,
             instance: config.instance.clone(),
+            admission: Admission::new(config.admission),
+            counters: Arc::default(),
         })
     }
 
@@ -126,6 +151,21 @@ impl Engine {
     /// The provider's id.
     pub fn provider_name(&self) -> &'static str {
         self.provider.name()
+    }
+
+    /// The engine's counters now.
+    pub fn stats(&self) -> Stats {
+        Stats {
+            runs: self.counters.runs.load(Ordering::Relaxed),
+            failed: self.counters.failed.load(Ordering::Relaxed),
+            in_flight: self.admission.in_flight(),
+            shed: self.admission.shed_counts(),
+        }
+    }
+
+    /// The admission controller (sessions hold and charge through it).
+    pub fn admission(&self) -> &Admission {
+        &self.admission
     }
 
     /// Whether the provider's preflight passes now (`/readyz`).
@@ -190,18 +230,37 @@ impl Engine {
             principal: caller.principal.clone(),
         };
 
+        // Shed, never queue; the permit is released on every path out, a drop included.
+        let _permit = self.admission.admit(&caller.principal)?;
         let started = SystemTime::now();
         let clock = Instant::now();
         let output = match &request.payload {
-            Payload::JavaScript(j) => {
-                Output::JavaScript(self.provider.run_javascript(j, &ctx).await?)
-            }
-            Payload::Project(p) => Output::Project(self.provider.run_project(p, &ctx).await?),
-            Payload::Module(m) => Output::Module(self.provider.run_module(m, &ctx).await?),
+            Payload::JavaScript(j) => self
+                .provider
+                .run_javascript(j, &ctx)
+                .await
+                .map(Output::JavaScript),
+            Payload::Project(p) => self
+                .provider
+                .run_project(p, &ctx)
+                .await
+                .map(Output::Project),
+            Payload::Module(m) => self.provider.run_module(m, &ctx).await.map(Output::Module),
             Payload::Cell(_) => unreachable!("refused above"),
         };
         let elapsed = clock.elapsed();
-        Ok(self.stamp(&request, &env, output, started, elapsed))
+        match output {
+            Ok(output) => {
+                self.counters.runs.fetch_add(1, Ordering::Relaxed);
+                Ok(self.stamp(&request, &env, output, started, elapsed))
+            }
+            Err(e) => {
+                if e.not_dispatched().is_none() {
+                    self.counters.failed.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(e)
+            }
+        }
     }
 
     /// The pre-dispatch checks after validation: floor, support, grant, software rule.

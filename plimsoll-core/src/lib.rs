@@ -11,6 +11,7 @@
 //! A tier is configuration plus the provider's startup proof. It is never
 //! attestation.
 
+pub mod admission;
 pub mod config;
 pub mod engine;
 pub mod error;

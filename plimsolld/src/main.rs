@@ -7,6 +7,7 @@
 //! runs finish.
 
 mod auth;
+mod metrics;
 mod rpc;
 mod server;
 mod settings;
@@ -110,6 +111,24 @@ async fn serve(settings: Settings) -> Result<(), String> {
         instance = %settings.core.instance,
         "serving"
     );
+    if let Some(maddr) = settings.metrics_addr {
+        let ml = tokio::net::TcpListener::bind(maddr)
+            .await
+            .map_err(|e| format!("PLIMSOLL_METRICS_ADDR: cannot listen on {maddr}: {e}"))?;
+        let bound = ml
+            .local_addr()
+            .map_err(|e| format!("PLIMSOLL_METRICS_ADDR: {e}"))?;
+        if !bound.ip().is_loopback() {
+            tracing::warn!(addr = %bound, "the metrics listener is not on loopback and has no authentication");
+        }
+        tracing::info!(addr = %bound, "metrics listening");
+        let router = metrics::router(Arc::new(engine.clone()));
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(ml, router).await {
+                tracing::error!(error = %e, "the metrics listener failed");
+            }
+        });
+    }
     tracing::info!(addr = %addr, "listening");
     let app = Arc::new(App {
         engine,

@@ -14,6 +14,11 @@ pub const DAEMON_VARIABLES: &[Var] = &[
         help: "RPC listener address (host:port; port 0 picks a free one)",
     },
     Var {
+        name: "PLIMSOLL_METRICS_ADDR",
+        default: "127.0.0.1:9464",
+        help: "Prometheus /metrics listener (no auth; keep it on loopback), or `off`",
+    },
+    Var {
         name: "PLIMSOLL_LOG_FORMAT",
         default: "json",
         help: "json | text",
@@ -47,6 +52,8 @@ pub struct Settings {
     pub core: Config,
     /// Where to listen.
     pub addr: SocketAddr,
+    /// Where to serve `/metrics`, or `None` for off.
+    pub metrics_addr: Option<SocketAddr>,
     /// `json` or text logs.
     pub json_logs: bool,
     /// The log filter.
@@ -70,6 +77,18 @@ impl Settings {
                 format!("{addr_text:?} is not host:port with a numeric host"),
             )
         })?;
+        let metrics_addr = match env.get("PLIMSOLL_METRICS_ADDR").as_deref() {
+            Some("off") => None,
+            v => {
+                let text = v.unwrap_or("127.0.0.1:9464");
+                Some(text.parse::<SocketAddr>().map_err(|_| {
+                    ConfigError::new(
+                        "PLIMSOLL_METRICS_ADDR",
+                        format!("{text:?} is not host:port with a numeric host, or off"),
+                    )
+                })?)
+            }
+        };
         let json_logs = match env.get("PLIMSOLL_LOG_FORMAT").as_deref() {
             None | Some("json") => true,
             Some("text") => false,
@@ -86,6 +105,7 @@ impl Settings {
         Ok(Settings {
             core,
             addr,
+            metrics_addr,
             json_logs,
             log_filter,
             verifier,

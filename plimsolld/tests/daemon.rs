@@ -19,6 +19,7 @@ fn command(env: &[(&str, &str)]) -> Command {
         }
     }
     c.env("PLIMSOLL_ADDR", "127.0.0.1:0")
+        .env("PLIMSOLL_METRICS_ADDR", "127.0.0.1:0")
         .env("PLIMSOLL_LOG_FORMAT", "json");
     for (k, v) in env {
         c.env(k, v);
@@ -38,6 +39,7 @@ fn refuses(env: &[(&str, &str)]) -> (i32, String) {
 struct Daemon {
     child: Child,
     addr: String,
+    metrics: String,
 }
 
 impl Daemon {
@@ -48,18 +50,26 @@ impl Daemon {
             .spawn()
             .unwrap();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut metrics = String::new();
         let addr = loop {
             let line = lines
                 .next()
                 .expect("plimsolld exited before listening")
                 .unwrap();
             let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+            if v["message"] == "metrics listening" {
+                metrics = v["addr"].as_str().unwrap().to_owned();
+            }
             if v["message"] == "listening" {
                 break v["addr"].as_str().unwrap().to_owned();
             }
         };
         std::thread::spawn(move || for _ in lines {});
-        Daemon { child, addr }
+        Daemon {
+            child,
+            addr,
+            metrics,
+        }
     }
 
     /// Sends one raw HTTP/1.1 request; returns (status, headers lowercased, body).
@@ -312,4 +322,33 @@ fn sigterm_drains_and_exits_cleanly() {
     );
     let status = d.child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn metrics_listener_serves_prometheus_text() {
+    let d = Daemon::start(&[]);
+    // A refused run is not a run, and not an infrastructure failure.
+    let (s, _, _) = d.rpc("Run", &[], r#"{"protocol":4,"javascript":{"code":"1"}}"#);
+    assert_eq!(s, 400);
+    let m = Daemon {
+        child: Command::new("true").spawn().unwrap(),
+        addr: d.metrics.clone(),
+        metrics: String::new(),
+    };
+    let (s, hs, body) = m.send("GET", "/metrics", &[], b"");
+    let text = String::from_utf8(body).unwrap();
+    assert_eq!(s, 200, "{text}");
+    assert!(header(&hs, "content-type")[0].starts_with("text/plain"));
+    for line in [
+        "plimsoll_runs_total 0",
+        "plimsoll_runs_failed_total 0",
+        "plimsoll_inflight 0",
+        "plimsoll_shed_total{reason=\"at_capacity\"} 0",
+        "plimsoll_shed_total{reason=\"rate\"} 0",
+        "provider=\"disabled\",isolation=\"none\"",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
+    let (s, _, _) = m.send("GET", "/other", &[], b"");
+    assert_eq!(s, 404);
 }

@@ -31,7 +31,7 @@ class Daemon:
         if not BINARY.exists():
             raise RuntimeError(f"plimsolld binary not found at {BINARY}; run cargo build first")
         full = {k: v for k, v in os.environ.items() if not k.startswith(("SANDBOX_", "PLIMSOLL_"))}
-        full.update({"PLIMSOLL_ADDR": "127.0.0.1:0", "PLIMSOLL_LOG_FORMAT": "json"})
+        full.update({"PLIMSOLL_ADDR": "127.0.0.1:0", "PLIMSOLL_METRICS_ADDR": "127.0.0.1:0", "PLIMSOLL_LOG_FORMAT": "json"})
         full.update(env)
         self.proc = subprocess.Popen([str(BINARY)], env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.lines = []

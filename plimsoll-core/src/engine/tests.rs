@@ -251,3 +251,156 @@ async fn disabled_refuses_everything_and_minimum_is_enforced() {
         Err(StartError::BelowMinimum { .. })
     ));
 }
+
+/// A provider whose behaviour the snippet picks: block until released, fail,
+/// refuse after dispatch, or panic.
+struct Gate {
+    release: tokio::sync::Semaphore,
+}
+
+#[async_trait]
+impl Provider for Gate {
+    fn name(&self) -> &'static str {
+        "gate"
+    }
+    fn isolation(&self) -> Isolation {
+        Isolation::Container
+    }
+    fn environments(&self) -> provider::Environments {
+        provider::Environments {
+            javascript: Some(Environment {
+                default_timeout_ms: 5_000,
+                max_timeout_ms: 30_000,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+    async fn prove(&self) -> Result<Isolation> {
+        Ok(Isolation::Container)
+    }
+    async fn run_javascript(
+        &self,
+        job: &JavaScriptRun,
+        _ctx: &RunContext,
+    ) -> Result<JavaScriptResult> {
+        match job.code.as_str() {
+            "block" => {
+                let _p = self.release.acquire().await.unwrap();
+                Ok(JavaScriptResult::default())
+            }
+            "fail" => Err(Error::infrastructure("the container daemon went away")),
+            "refuse" => Err(Error::unsupported("not today")),
+            "panic" => panic!("provider bug"),
+            _ => Ok(JavaScriptResult::default()),
+        }
+    }
+}
+
+async fn gated(limits: crate::admission::Limits) -> (Engine, Arc<Gate>) {
+    let gate = Arc::new(Gate {
+        release: tokio::sync::Semaphore::new(0),
+    });
+    let config = Config {
+        admission: limits,
+        ..Config::default()
+    };
+    (
+        Engine::with_provider(gate.clone(), &config).await.unwrap(),
+        gate,
+    )
+}
+
+fn limits(max: u32, memory: Option<(u32, u32)>, per_key: u32) -> crate::admission::Limits {
+    crate::admission::Limits {
+        max_concurrent: max,
+        memory,
+        per_key_concurrent: per_key,
+        rate_per_min: 0,
+        rate_burst: 0,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twelve_at_once_admit_the_smaller_of_two_numbers() {
+    for (memory, admitted) in [(Some((1024, 256)), 4usize), (None, 8usize)] {
+        let (e, gate) = gated(limits(8, memory, 8)).await;
+        let mut runs = Vec::new();
+        for _ in 0..12 {
+            let e = e.clone();
+            runs.push(tokio::spawn(async move {
+                e.run(&Caller::anonymous(), js("block"), CancellationToken::new())
+                    .await
+            }));
+        }
+        // Wait until every run has either taken a slot or been shed.
+        while e.stats().in_flight as usize + e.stats().shed[0].1 as usize != 12 {
+            tokio::task::yield_now().await;
+        }
+        gate.release.add_permits(12);
+        let mut ok = 0;
+        for r in runs {
+            match r.await.unwrap() {
+                Ok(_) => ok += 1,
+                Err(err) => assert_eq!(
+                    (err.code(), err.not_dispatched()),
+                    (ErrorCode::AtCapacity, Some(Refusal::Capacity))
+                ),
+            }
+        }
+        assert_eq!(ok, admitted);
+        assert_eq!(e.stats().in_flight, 0);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_path_out_releases_the_slot() {
+    let (e, gate) = gated(limits(1, None, 1)).await;
+    // A result, a refusal after dispatch, an infrastructure error.
+    assert!(
+        e.run(&Caller::anonymous(), js("ok"), CancellationToken::new())
+            .await
+            .is_ok()
+    );
+    assert_eq!(
+        refusal(&e, js("refuse")).await.code(),
+        ErrorCode::Unsupported
+    );
+    let err = refusal(&e, js("fail")).await;
+    assert_eq!(
+        (err.code(), err.not_dispatched()),
+        (ErrorCode::Infrastructure, None)
+    );
+    assert_eq!(e.stats().failed, 1);
+    // A dropped future (a client that disconnected).
+    let blocked = tokio::spawn({
+        let e = e.clone();
+        async move {
+            e.run(&Caller::anonymous(), js("block"), CancellationToken::new())
+                .await
+        }
+    });
+    while e.stats().in_flight == 0 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(refusal(&e, js("ok")).await.code(), ErrorCode::AtCapacity);
+    blocked.abort();
+    assert!(blocked.await.unwrap_err().is_cancelled());
+    assert_eq!(e.stats().in_flight, 0);
+    // A panic inside the provider.
+    let panicked = tokio::spawn({
+        let e = e.clone();
+        async move {
+            e.run(&Caller::anonymous(), js("panic"), CancellationToken::new())
+                .await
+        }
+    });
+    assert!(panicked.await.unwrap_err().is_panic());
+    assert_eq!(e.stats().in_flight, 0);
+    assert!(
+        e.run(&Caller::anonymous(), js("ok"), CancellationToken::new())
+            .await
+            .is_ok()
+    );
+    drop(gate);
+}
