@@ -79,6 +79,11 @@ pub const VARIABLES: &[Var] = &[
         help: "per-caller token bucket capacity",
     },
     Var {
+        name: "PLIMSOLL_GRANTS_FILE",
+        default: "none",
+        help: "JSON grant profiles: the routes of an API a run may call through the broker",
+    },
+    Var {
         name: "PLIMSOLL_INSTANCE",
         default: "plimsoll:<random>",
         help: "instance reference stamped on records, [a-z][a-z0-9-]{0,31}:[A-Za-z0-9._:-]{1,127}",
@@ -126,6 +131,14 @@ impl<'a> Env<'a> {
 
     /// The raw value, trimmed; `None` when unset or empty.
     pub fn get(&self, name: &'static str) -> Option<String> {
+        (self.get)(name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// Any variable by name (a grant profile's secret); trimmed, `None` when unset or empty.
+    /// Unlike [`Env::get`] the name is not one of plimsoll's own.
+    pub fn get_any(&self, name: &str) -> Option<String> {
         (self.get)(name)
             .map(|v| v.trim().to_owned())
             .filter(|v| !v.is_empty())
@@ -248,7 +261,7 @@ impl ResourceSettings {
 }
 
 /// The core's configuration.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Config {
     /// The provider.
     pub provider: ProviderKind,
@@ -260,6 +273,8 @@ pub struct Config {
     pub instance: String,
     /// Admission limits.
     pub admission: Limits,
+    /// Grant profiles (`PLIMSOLL_GRANTS_FILE`); empty when unset.
+    pub grants: std::sync::Arc<crate::grant::Grants>,
 }
 
 impl Default for Config {
@@ -270,6 +285,7 @@ impl Default for Config {
             resources: ResourceSettings::default(),
             instance: random_instance(),
             admission: Limits::default(),
+            grants: std::sync::Arc::default(),
         }
     }
 }
@@ -323,12 +339,17 @@ impl Config {
             // Their sandboxes run on other machines: the count applies, the memory budget does not.
             admission = admission.without_memory_budget();
         }
+        let grants = match env.get("PLIMSOLL_GRANTS_FILE") {
+            None => crate::grant::Grants::default(),
+            Some(path) => crate::grant::Grants::load(&path, &|k| env.get_any(k))?,
+        };
         Ok(Config {
             provider,
             min_isolation,
             resources,
             instance,
             admission,
+            grants: std::sync::Arc::new(grants),
         })
     }
 }

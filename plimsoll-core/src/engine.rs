@@ -75,6 +75,14 @@ pub struct Engine {
     instance: String,
     admission: Admission,
     counters: Arc<Counters>,
+    grants: Arc<crate::grant::Grants>,
+}
+
+/// What the audit line needs beyond the answer.
+#[derive(Debug, Default)]
+pub struct RunReport {
+    /// The run's broker, if it carried a grant (its call summary and profile name).
+    pub grant: Option<Arc<crate::grant::Broker>>,
 }
 
 #[derive(Debug, Default)]
@@ -124,6 +132,16 @@ impl Engine {
         provider: Arc<dyn Provider>,
         config: &Config,
     ) -> std::result::Result<Engine, StartError> {
+        let caps = provider.capabilities();
+        if !config.grants.is_empty() && !caps.javascript_grants && !caps.project_grants {
+            return Err(StartError::Config(ConfigError::new(
+                "PLIMSOLL_GRANTS_FILE",
+                format!(
+                    "the {} provider has no grant path; unset it",
+                    provider.name()
+                ),
+            )));
+        }
         provider.preflight().await.map_err(StartError::Proof)?;
         let proven = provider.prove().await.map_err(StartError::Proof)?;
         // A provider never paints more than it claims, whatever its proof says.
@@ -140,6 +158,7 @@ impl Engine {
             instance: config.instance.clone(),
             admission: Admission::new(config.admission),
             counters: Arc::default(),
+            grants: config.grants.clone(),
         })
     }
 
@@ -161,6 +180,11 @@ impl Engine {
             in_flight: self.admission.in_flight(),
             shed: self.admission.shed_counts(),
         }
+    }
+
+    /// The grant profiles and their call counters.
+    pub fn grants(&self) -> &crate::grant::Grants {
+        &self.grants
     }
 
     /// The admission controller (sessions hold and charge through it).
@@ -211,8 +235,32 @@ impl Engine {
     pub async fn run(
         &self,
         caller: &Caller,
+        request: Request,
+        cancel: CancellationToken,
+    ) -> Result<RunResponse> {
+        self.run_reported(caller, request, cancel).await.0
+    }
+
+    /// [`Engine::run`], also reporting what the audit line needs beyond the answer.
+    pub async fn run_reported(
+        &self,
+        caller: &Caller,
         mut request: Request,
         cancel: CancellationToken,
+    ) -> (Result<RunResponse>, RunReport) {
+        let mut report = RunReport::default();
+        let answer = self
+            .run_inner(caller, &mut request, cancel, &mut report)
+            .await;
+        (answer, report)
+    }
+
+    async fn run_inner(
+        &self,
+        caller: &Caller,
+        request: &mut Request,
+        cancel: CancellationToken,
+        report: &mut RunReport,
     ) -> Result<RunResponse> {
         request.envelope.check_protocol()?;
         let floor = request.envelope.validate()?;
@@ -222,16 +270,24 @@ impl Engine {
                 "a cell runs only in a session: use SessionRun",
             ));
         }
-        let env = self.admit(&request, floor)?;
+        let (env, profile) = self.admit(request, floor, &caller.principal)?;
         let timeout_ms = effective_timeout(request.envelope.timeout_ms, &env);
-        let ctx = RunContext {
-            timeout: Duration::from_millis(timeout_ms as u64),
-            cancel,
-            principal: caller.principal.clone(),
-        };
+        let timeout = Duration::from_millis(timeout_ms as u64);
 
         // Shed, never queue; the permit is released on every path out, a drop included.
         let _permit = self.admission.admit(&caller.principal)?;
+        // The credential is obtained once per run, after admission.
+        let grant = match profile {
+            Some(p) => Some(self.grants.open(p, &caller.principal, timeout)?),
+            None => None,
+        };
+        report.grant = grant.clone();
+        let ctx = RunContext {
+            timeout,
+            cancel,
+            principal: caller.principal.clone(),
+            grant,
+        };
         let started = SystemTime::now();
         let clock = Instant::now();
         let output = match &request.payload {
@@ -252,7 +308,7 @@ impl Engine {
         match output {
             Ok(output) => {
                 self.counters.runs.fetch_add(1, Ordering::Relaxed);
-                Ok(self.stamp(&request, &env, output, started, elapsed))
+                Ok(self.stamp(request, &env, output, started, elapsed))
             }
             Err(e) => {
                 if e.not_dispatched().is_none() {
@@ -264,7 +320,12 @@ impl Engine {
     }
 
     /// The pre-dispatch checks after validation: floor, support, grant, software rule.
-    fn admit(&self, request: &Request, floor: Floor) -> Result<Environment> {
+    fn admit(
+        &self,
+        request: &Request,
+        floor: Floor,
+        principal: &str,
+    ) -> Result<(Environment, Option<Arc<crate::grant::Profile>>)> {
         if !self.proven.meets(floor) {
             return Err(Error::new(
                 ErrorCode::InsufficientIsolation,
@@ -293,14 +354,25 @@ impl Engine {
                 request.payload.kind()
             ))
         })?;
-        if !request.payload.grant_profile().is_empty() {
-            // No grant profile is configured in this build: an unknown profile and a
-            // forbidden one get the same refusal.
-            return Err(Error::new(
-                ErrorCode::PermissionDenied,
-                "unknown grant profile, or not permitted for this caller",
-            ));
-        }
+        let name = request.payload.grant_profile();
+        let profile = if name.is_empty() {
+            None
+        } else {
+            let p = self.grants.check(name, principal, false)?;
+            let brokered = match request.payload {
+                Payload::JavaScript(_) => caps.javascript_grants,
+                Payload::Project(_) => caps.project_grants,
+                Payload::Module(_) | Payload::Cell(_) => false,
+            };
+            if !brokered {
+                return Err(Error::unsupported(format!(
+                    "the {} provider has no grant path for {} payloads",
+                    self.provider.name(),
+                    request.payload.kind()
+                )));
+            }
+            Some(p)
+        };
         if let Some(rule) = &request.envelope.software_rule
             && !rule.allows(&env.software_identity)
         {
@@ -309,7 +381,7 @@ impl Engine {
                 "this daemon's software is not in the request's software rule",
             ));
         }
-        Ok(env)
+        Ok((env, profile))
     }
 
     fn stamp(

@@ -15,6 +15,7 @@ pub mod admission;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod grant;
 pub mod provider;
 pub mod record;
 pub mod request;

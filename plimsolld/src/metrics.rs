@@ -50,6 +50,21 @@ pub fn render(engine: &Engine) -> String {
         "Runs refused at admission, by reason.",
         &shed,
     );
+    let calls: Vec<(String, u64)> = engine
+        .grants()
+        .metrics()
+        .snapshot()
+        .into_iter()
+        .map(|((profile, method, route, outcome), n)| {
+            (format!("{{profile=\"{profile}\",method=\"{method}\",route=\"{route}\",outcome=\"{outcome}\"}}"), n)
+        })
+        .collect();
+    metric(
+        "plimsoll_host_calls_total",
+        "counter",
+        "Brokered API calls, by profile, method, route pattern and outcome.",
+        &calls,
+    );
     metric(
         "plimsoll_build_info",
         "gauge",

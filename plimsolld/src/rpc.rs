@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::Principal;
 use crate::server::{App, Procedure, caller, connect};
+use plimsoll_core::grant::CallSummary;
 
 fn bad_body(message: String) -> ConnectError {
     connect(&Error::invalid(message))
@@ -94,8 +95,21 @@ async fn run(app: &App, principal: &Principal, request: Request) -> Result<RunRe
     let _guard = cancel.clone().drop_guard();
     let clock = Instant::now();
     let audit = Audit::of(&request);
-    let result = app.engine.run(&caller(principal), request, cancel).await;
-    audit.log(principal, &result, clock.elapsed().as_millis() as u64);
+    let (result, report) = app
+        .engine
+        .run_reported(&caller(principal), request, cancel)
+        .await;
+    let calls = report
+        .grant
+        .as_ref()
+        .map(|b| b.summary())
+        .unwrap_or_default();
+    audit.log(
+        principal,
+        &result,
+        calls,
+        clock.elapsed().as_millis() as u64,
+    );
     result
 }
 
@@ -138,7 +152,13 @@ impl Audit {
         }
     }
 
-    fn log(&self, principal: &Principal, result: &Result<RunResponse, Error>, duration_ms: u64) {
+    fn log(
+        &self,
+        principal: &Principal,
+        result: &Result<RunResponse, Error>,
+        calls: CallSummary,
+        duration_ms: u64,
+    ) {
         match result {
             Ok(resp) => {
                 let (exit_code, timed_out, outcome) = match &resp.output {
@@ -156,7 +176,9 @@ impl Audit {
                     target: "plimsoll::audit",
                     op = self.op, caller = %principal.id, trace_id = %self.trace_id,
                     code_bytes = self.code_bytes, files = self.files, steps = self.steps, total_bytes = self.total_bytes,
-                    grant = self.grant_profile, sandbox = %resp.evidence.sandbox, isolation = %resp.evidence.isolation,
+                    grant = self.grant_profile, host_calls = calls.sent, host_calls_denied = calls.denied,
+                    host_calls_failed = calls.failed,
+                    sandbox = %resp.evidence.sandbox, isolation = %resp.evidence.isolation,
                     exit_code, timed_out, outcome, duration_ms,
                     "{}", self.op
                 );

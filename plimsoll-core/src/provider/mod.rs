@@ -72,6 +72,9 @@ pub struct RunContext {
     pub cancel: CancellationToken,
     /// The authenticated principal (`anon` without auth).
     pub principal: String,
+    /// The run's broker when it carries a grant: the provider gives the guest
+    /// a path to it (and only to it); the credential stays in the broker.
+    pub grant: Option<Arc<crate::grant::Broker>>,
 }
 
 /// A backend that runs code.
