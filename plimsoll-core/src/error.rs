@@ -341,6 +341,18 @@ impl Error {
         self
     }
 
+    /// Sets the not-dispatched mark exactly as an answer stated it (`None`: may have run).
+    pub fn marked(mut self, reason: Option<Refusal>) -> Error {
+        self.refusal = reason;
+        self
+    }
+
+    /// Attaches why the session ended.
+    pub fn with_session_end(mut self, end: SessionEnded) -> Error {
+        self.session_ended = Some(end);
+        self
+    }
+
     /// Attaches the record of a session call that may have run but failed.
     pub fn with_unanswered(mut self, record: RunRecord) -> Error {
         self.unanswered = Some(Box::new(record));

@@ -12,6 +12,7 @@
 //! attestation.
 
 pub mod admission;
+pub mod client;
 pub mod config;
 pub mod engine;
 pub mod error;

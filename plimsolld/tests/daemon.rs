@@ -352,3 +352,58 @@ fn metrics_listener_serves_prometheus_text() {
     let (s, _, _) = m.send("GET", "/other", &[], b"");
     assert_eq!(s, 404);
 }
+
+#[tokio::test]
+async fn the_rust_remote_client_gets_typed_refusals() {
+    use plimsoll_core::client::{RemoteClient, SessionOptions};
+    use plimsoll_core::request::{JavaScriptRun, Payload, Request};
+    use plimsoll_core::{ErrorCode, Refusal};
+
+    let token = "t".repeat(40);
+    let d = Daemon::start(&[("PLIMSOLL_TOKEN", &token)]);
+    let url = format!("http://{}", d.addr);
+    let c = RemoteClient::new(&url, Some(token.clone()), false).unwrap();
+    let info = c.describe().await.unwrap();
+    assert_eq!(
+        (info.sandbox.as_str(), info.isolation.as_str()),
+        ("disabled", "none")
+    );
+    let js = |code: &str| {
+        Request::new(Payload::JavaScript(JavaScriptRun {
+            code: code.into(),
+            grant_profile: String::new(),
+        }))
+    };
+
+    let e = c.run(js("1")).await.unwrap_err();
+    assert_eq!(
+        (e.code(), e.not_dispatched()),
+        (ErrorCode::Disabled, Some(Refusal::Unsupported))
+    );
+    let mut floored = js("1");
+    floored.envelope.minimum_isolation = "vm".into();
+    let e = c.run(floored).await.unwrap_err();
+    assert_eq!(
+        (e.code(), e.not_dispatched()),
+        (ErrorCode::InsufficientIsolation, Some(Refusal::Isolation))
+    );
+    let e = c.open_session(SessionOptions::default()).await.unwrap_err();
+    assert_eq!(
+        (e.code(), e.not_dispatched()),
+        (ErrorCode::Unsupported, Some(Refusal::Unsupported))
+    );
+    // Refused locally, before anything is sent.
+    let e = c.run(js("")).await.unwrap_err();
+    assert_eq!(
+        (e.code(), e.not_dispatched()),
+        (ErrorCode::InvalidRequest, Some(Refusal::Request))
+    );
+
+    let wrong = RemoteClient::new(&url, Some("w".repeat(40)), false).unwrap();
+    let e = wrong.describe().await.unwrap_err();
+    assert_eq!(
+        (e.code(), e.not_dispatched()),
+        (ErrorCode::Unauthenticated, Some(Refusal::Permission))
+    );
+    assert!(RemoteClient::new("http://example.com", None, false).is_err());
+}

@@ -21,6 +21,7 @@ pub mod route;
 pub mod socket;
 pub mod token;
 
+pub(crate) use broker::upstream_client;
 pub use broker::{Broker, CallSummary, GuestAnswer, GuestCall};
 pub use profile::Profile;
 

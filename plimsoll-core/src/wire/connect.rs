@@ -345,3 +345,277 @@ mod tests {
         assert_eq!(ConnectCode::Canceled.http_status(), 499);
     }
 }
+
+/// Reads a protobuf varint.
+fn read_varint(b: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *b.get(*at)?;
+        *at += 1;
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// Walks proto3 fields: `(field, varint)` or `(field, bytes)`; `None` on a
+/// truncated or unknown-wire-type field.
+fn fields(b: &[u8]) -> Option<Vec<(u64, Result<u64, &[u8]>)>> {
+    let mut at = 0;
+    let mut out = Vec::new();
+    while at < b.len() {
+        let key = read_varint(b, &mut at)?;
+        let (field, wt) = (key >> 3, key & 7);
+        match wt {
+            0 => out.push((field, Ok(read_varint(b, &mut at)?))),
+            1 => at = at.checked_add(8).filter(|&e| e <= b.len())?,
+            2 => {
+                let len = usize::try_from(read_varint(b, &mut at)?).ok()?;
+                let end = at.checked_add(len).filter(|&e| e <= b.len())?;
+                out.push((field, Err(&b[at..end])));
+                at = end;
+            }
+            5 => at = at.checked_add(4).filter(|&e| e <= b.len())?,
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+fn decode_reason_and_text(b: &[u8]) -> Option<(u32, String)> {
+    let mut n = 0u32;
+    let mut text = String::new();
+    for (f, v) in fields(b)? {
+        match (f, v) {
+            (1, Ok(x)) => n = x as u32,
+            (2, Err(s)) => text = String::from_utf8(s.to_vec()).ok()?,
+            (1 | 2, _) => return None,
+            _ => {}
+        }
+    }
+    Some((n, text))
+}
+
+/// Decodes a `RunRecord` from protobuf binary (the `UnansweredCall` detail).
+pub fn decode_record(b: &[u8]) -> Option<RunRecord> {
+    let mut r = RunRecord::default();
+    for (f, v) in fields(b)? {
+        match (f, v) {
+            (1, Ok(x)) => r.version = x as u32,
+            (8, Ok(x)) => r.started_unix_ms = x as i64,
+            (9, Ok(x)) => r.ended_unix_ms = x as i64,
+            (11, Ok(x)) => r.sequence = x,
+            (f @ (2..=7 | 10 | 12..=17), Err(s)) => {
+                let s = String::from_utf8(s.to_vec()).ok()?;
+                let slot = match f {
+                    2 => &mut r.request_sha256,
+                    3 => &mut r.result_sha256,
+                    4 => &mut r.provider,
+                    5 => &mut r.isolation,
+                    6 => &mut r.environment,
+                    7 => &mut r.policy,
+                    10 => &mut r.session,
+                    12 => &mut r.previous_sha256,
+                    13 => &mut r.record_sha256,
+                    14 => &mut r.software_identity,
+                    15 => &mut r.software_rule_id,
+                    16 => &mut r.unanswered,
+                    _ => &mut r.instance,
+                };
+                *slot = s;
+            }
+            (1..=17, _) => return None,
+            _ => {}
+        }
+    }
+    Some(r)
+}
+
+impl ConnectError {
+    /// Reads a Connect error answer. `bound` says whether it carried this
+    /// request's id back: an unbound answer keeps only its code and message.
+    /// `mark` is the `Plimsoll-Not-Dispatched` header, used when no detail marks it.
+    pub fn from_answer(status: u16, body: &[u8], bound: bool, mark: Option<&str>) -> ConnectError {
+        let parsed: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+        let code = parsed["code"]
+            .as_str()
+            .and_then(ConnectCode::parse)
+            .unwrap_or(match status {
+                400 => ConnectCode::Internal,
+                401 => ConnectCode::Unauthenticated,
+                403 => ConnectCode::PermissionDenied,
+                404 => ConnectCode::Unimplemented,
+                429 | 502 | 503 | 504 => ConnectCode::Unavailable,
+                _ => ConnectCode::Unknown,
+            });
+        let message = parsed["message"]
+            .as_str()
+            .filter(|m| !m.is_empty())
+            .map_or_else(|| format!("HTTP {status}"), str::to_owned);
+        let mut e = ConnectError::new(code, message);
+        if !bound {
+            e.message
+                .push_str(" (the answer was not bound to this request)");
+            return e;
+        }
+        for d in parsed["details"].as_array().into_iter().flatten() {
+            let (Some(t), Some(v)) = (d["type"].as_str(), d["value"].as_str()) else {
+                continue;
+            };
+            let Ok(raw) = json::base64_decode(v) else {
+                continue;
+            };
+            match t.rsplit('/').next().unwrap_or(t) {
+                "plimsoll.v1.NotDispatched" if e.refusal.is_none() => {
+                    if let Some((n, _)) = decode_reason_and_text(&raw) {
+                        // An unknown reason still says nothing ran; keep the nearest honest mark.
+                        e.refusal = Some(Refusal::from_number(n).unwrap_or(Refusal::Request));
+                    }
+                }
+                "plimsoll.v1.SessionEnded" if e.session_ended.is_none() => {
+                    if let Some((n, detail)) = decode_reason_and_text(&raw) {
+                        let reason = SessionEnd::from_number(n)
+                            .filter(|r| *r != SessionEnd::Open)
+                            .unwrap_or(SessionEnd::NotFound);
+                        e.session_ended = Some(SessionEnded { reason, detail });
+                    }
+                }
+                "plimsoll.v1.UnansweredCall" if e.unanswered.is_none() => {
+                    e.unanswered = fields(&raw).and_then(|f| {
+                        f.into_iter().find_map(|(n, v)| match (n, v) {
+                            (1, Err(b)) => decode_record(b),
+                            _ => None,
+                        })
+                    });
+                }
+                _ => {}
+            }
+        }
+        if e.refusal.is_none() {
+            e.refusal = mark.and_then(|m| {
+                (1..=7)
+                    .filter_map(Refusal::from_number)
+                    .find(|r| r.as_str() == m)
+            });
+        }
+        if e.refusal.is_some() {
+            e.unanswered = None;
+        }
+        e
+    }
+
+    /// The plimsoll error this answer describes: the client surface's one mapping.
+    pub fn into_error(self) -> Error {
+        let r = self.refusal;
+        let code = match (self.code, r, &self.session_ended) {
+            (ConnectCode::FailedPrecondition, _, Some(_)) => ErrorCode::SessionEnded,
+            (ConnectCode::FailedPrecondition, Some(Refusal::Isolation), _) => {
+                ErrorCode::InsufficientIsolation
+            }
+            (ConnectCode::FailedPrecondition, Some(Refusal::Environment), _) => {
+                ErrorCode::SoftwareMismatch
+            }
+            (ConnectCode::FailedPrecondition, _, _) => ErrorCode::Disabled,
+            (ConnectCode::Unimplemented, Some(Refusal::Protocol), _) => ErrorCode::ProtocolMismatch,
+            (ConnectCode::Unimplemented, _, _) => ErrorCode::Unsupported,
+            (ConnectCode::ResourceExhausted, Some(Refusal::Capacity), _) => ErrorCode::AtCapacity,
+            (ConnectCode::ResourceExhausted, Some(Refusal::Request), _) => {
+                ErrorCode::InvalidRequest
+            }
+            (ConnectCode::InvalidArgument, Some(Refusal::Protocol), _) => {
+                ErrorCode::ProtocolMissing
+            }
+            (ConnectCode::InvalidArgument, _, _) => ErrorCode::InvalidRequest,
+            (ConnectCode::Unauthenticated, _, _) => ErrorCode::Unauthenticated,
+            (ConnectCode::PermissionDenied, _, _) => ErrorCode::PermissionDenied,
+            (ConnectCode::Canceled, _, _) => ErrorCode::Cancelled,
+            (ConnectCode::DeadlineExceeded, _, _) => ErrorCode::DeadlineExceeded,
+            (_, _, Some(_)) => ErrorCode::SessionEnded,
+            (ConnectCode::DataLoss, _, _) => ErrorCode::RecordMismatch,
+            (ConnectCode::Unavailable, _, _) => ErrorCode::Transport,
+            _ => ErrorCode::Infrastructure,
+        };
+        let mut e = Error::new(code, format!("{}: {}", self.code.as_str(), self.message)).marked(r);
+        if let Some(end) = self.session_ended {
+            e = e.with_session_end(end);
+        }
+        if let Some(rec) = self.unanswered {
+            e = e.with_unanswered(rec);
+        }
+        e
+    }
+}
+
+#[cfg(test)]
+mod decode_tests {
+    use super::*;
+
+    #[test]
+    fn every_daemon_error_round_trips_through_its_answer() {
+        for c in ErrorCode::ALL {
+            if matches!(
+                c,
+                ErrorCode::RecordMismatch
+                    | ErrorCode::IsolationEvidenceMismatch
+                    | ErrorCode::Transport
+            ) {
+                continue; // client-side codes: a daemon never sends them
+            }
+            let mut e = Error::new(c, "m");
+            if c == ErrorCode::SessionEnded {
+                e = Error::session_ended(SessionEnd::Expired, "lifetime");
+            }
+            let ce = ConnectError::from(&e);
+            let back = ConnectError::from_answer(ce.code.http_status(), &ce.to_json(), true, None)
+                .into_error();
+            assert_eq!(
+                (back.code(), back.not_dispatched()),
+                (c, e.not_dispatched()),
+                "{c}"
+            );
+            assert_eq!(
+                back.session_end().map(|s| s.reason),
+                e.session_end().map(|s| s.reason)
+            );
+        }
+        let unbound = ConnectError::from(&Error::invalid("x"));
+        let back = ConnectError::from_answer(400, &unbound.to_json(), false, None).into_error();
+        assert_eq!(
+            back.not_dispatched(),
+            None,
+            "an unbound answer's mark is not believed"
+        );
+        let bare = ConnectError::from_answer(401, b"", true, Some("permission")).into_error();
+        assert_eq!(
+            (bare.code(), bare.not_dispatched()),
+            (ErrorCode::Unauthenticated, Some(Refusal::Permission))
+        );
+    }
+
+    #[test]
+    fn unanswered_records_decode() {
+        let rec = RunRecord {
+            version: 4,
+            provider: "docker".into(),
+            started_unix_ms: 5,
+            sequence: 2,
+            instance: "x:y".into(),
+            unanswered: "internal".into(),
+            ..RunRecord::default()
+        };
+        let ce = ConnectError {
+            unanswered: Some(rec.clone()),
+            ..ConnectError::new(ConnectCode::Internal, "boom")
+        };
+        let back = ConnectError::from_answer(500, &ce.to_json(), true, None).into_error();
+        assert_eq!(back.unanswered(), Some(&rec));
+        assert_eq!(back.not_dispatched(), None);
+        assert_eq!(
+            decode_record(&[0x08]),
+            None,
+            "a truncated record is ignored"
+        );
+    }
+}
