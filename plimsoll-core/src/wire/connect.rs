@@ -362,7 +362,10 @@ fn read_varint(b: &[u8], at: &mut usize) -> Option<u64> {
 
 /// Walks proto3 fields: `(field, varint)` or `(field, bytes)`; `None` on a
 /// truncated or unknown-wire-type field.
-fn fields(b: &[u8]) -> Option<Vec<(u64, Result<u64, &[u8]>)>> {
+/// One decoded proto3 field: its number, and a varint (`Ok`) or bytes (`Err`).
+type Field<'a> = (u64, Result<u64, &'a [u8]>);
+
+fn fields(b: &[u8]) -> Option<Vec<Field<'_>>> {
     let mut at = 0;
     let mut out = Vec::new();
     while at < b.len() {
