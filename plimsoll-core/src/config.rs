@@ -84,6 +84,36 @@ pub const VARIABLES: &[Var] = &[
         help: "JSON grant profiles: the routes of an API a run may call through the broker",
     },
     Var {
+        name: "SANDBOX_MAX_SESSIONS",
+        default: "0 (sessions off)",
+        help: "sessions open at once; a provider without sessions refuses to start with it",
+    },
+    Var {
+        name: "SANDBOX_MAX_SESSIONS_PER_CALLER",
+        default: "0 (no cap)",
+        help: "open sessions per principal, suspended included",
+    },
+    Var {
+        name: "SANDBOX_SESSION_LIFETIME",
+        default: "30m",
+        help: "a session's lifetime, 1s..12h (a request may only shorten it)",
+    },
+    Var {
+        name: "SANDBOX_SESSION_IDLE",
+        default: "5m",
+        help: "suspend a session idle this long, 1s..12h; 0 = never",
+    },
+    Var {
+        name: "SANDBOX_SESSION_DISK_MB",
+        default: "1024",
+        help: "a session's work-directory budget; 0 = no check",
+    },
+    Var {
+        name: "SANDBOX_SESSION_POOL",
+        default: "0",
+        help: "warm session sandboxes kept ready (docker), at most SANDBOX_MAX_SESSIONS",
+    },
+    Var {
         name: "PLIMSOLL_INSTANCE",
         default: "plimsoll:<random>",
         help: "instance reference stamped on records, [a-z][a-z0-9-]{0,31}:[A-Za-z0-9._:-]{1,127}",
@@ -273,6 +303,8 @@ pub struct Config {
     pub instance: String,
     /// Admission limits.
     pub admission: Limits,
+    /// Session settings.
+    pub sessions: crate::session::SessionSettings,
     /// Grant profiles (`PLIMSOLL_GRANTS_FILE`); empty when unset.
     pub grants: std::sync::Arc<crate::grant::Grants>,
 }
@@ -286,6 +318,7 @@ impl Default for Config {
             instance: random_instance(),
             admission: Limits::default(),
             grants: std::sync::Arc::default(),
+            sessions: crate::session::SessionSettings::default(),
         }
     }
 }
@@ -350,6 +383,7 @@ impl Config {
             instance,
             admission,
             grants: std::sync::Arc::new(grants),
+            sessions: crate::session::SessionSettings::from_env(env)?,
         })
     }
 }

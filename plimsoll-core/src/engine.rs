@@ -13,7 +13,7 @@ use crate::config::{Config, ConfigError};
 use crate::error::{Error, ErrorCode, Result};
 use crate::provider::{self, Environment, Provider, RunContext};
 use crate::record::{RECORD_VERSION, RunRecord, request_digest, result_digest, rule_id, seal};
-use crate::request::{MAX_RUN_TIMEOUT_MS, Payload, Request};
+use crate::request::{MAX_RUN_TIMEOUT_MS, Payload, Request, check_protocol};
 use crate::result::Output;
 use crate::tier::{Floor, Isolation};
 use crate::wire::{DescribeResponse, Evidence, PayloadEnvironment, RunResponse};
@@ -76,6 +76,7 @@ pub struct Engine {
     admission: Admission,
     counters: Arc<Counters>,
     grants: Arc<crate::grant::Grants>,
+    sessions: Option<Arc<crate::session::Sessions>>,
 }
 
 /// What the audit line needs beyond the answer.
@@ -142,6 +143,17 @@ impl Engine {
                 ),
             )));
         }
+        if config.sessions.enabled()
+            && (!caps.sessions || provider.environments().session.is_none())
+        {
+            return Err(StartError::Config(ConfigError::new(
+                "SANDBOX_MAX_SESSIONS",
+                format!(
+                    "the {} provider keeps no sessions; unset it",
+                    provider.name()
+                ),
+            )));
+        }
         provider.preflight().await.map_err(StartError::Proof)?;
         let proven = provider.prove().await.map_err(StartError::Proof)?;
         // A provider never paints more than it claims, whatever its proof says.
@@ -159,6 +171,13 @@ impl Engine {
             admission: Admission::new(config.admission),
             counters: Arc::default(),
             grants: config.grants.clone(),
+            sessions: if config.sessions.enabled() {
+                let s = crate::session::Sessions::new(config.sessions);
+                s.spawn_housekeeping();
+                Some(s)
+            } else {
+                None
+            },
         })
     }
 
@@ -179,6 +198,139 @@ impl Engine {
             failed: self.counters.failed.load(Ordering::Relaxed),
             in_flight: self.admission.in_flight(),
             shed: self.admission.shed_counts(),
+        }
+    }
+
+    /// The session manager, when sessions are on.
+    pub fn sessions(&self) -> Option<&Arc<crate::session::Sessions>> {
+        self.sessions.as_ref()
+    }
+
+    pub(crate) fn provider(&self) -> &Arc<dyn Provider> {
+        &self.provider
+    }
+
+    pub(crate) fn policy(&self) -> String {
+        self.provider.policy()
+    }
+
+    /// The session environment, or a refusal.
+    pub(crate) fn session_environment(&self) -> Result<Environment> {
+        if self.proven == Isolation::None {
+            return Err(provider::disabled::refusal());
+        }
+        match (&self.sessions, self.provider.environments().session) {
+            (Some(_), Some(env)) => Ok(env),
+            _ => Err(Error::unsupported(format!(
+                "the {} provider keeps no sessions here",
+                self.provider.name()
+            ))),
+        }
+    }
+
+    /// The evidence every answer from `env` carries.
+    pub(crate) fn evidence(&self, env: &Environment) -> Evidence {
+        Evidence {
+            sandbox: self.provider.name().into(),
+            isolation: self.proven.as_str().into(),
+            environment: env.identity.clone(),
+            software_identity: env.software_identity.clone(),
+            instance: self.instance.clone(),
+        }
+    }
+
+    /// Checks a named grant before anything runs: the caller may use it, it may
+    /// run here (in a session only with `allow_in_sessions`), and the provider
+    /// has a grant path for the payload.
+    pub(crate) fn check_grant(
+        &self,
+        payload: &Payload,
+        name: &str,
+        principal: &str,
+        in_session: bool,
+    ) -> Result<Arc<crate::grant::Profile>> {
+        let p = self.grants.check(name, principal, in_session)?;
+        let caps = self.provider.capabilities();
+        let brokered = match payload {
+            Payload::JavaScript(_) => caps.javascript_grants,
+            Payload::Project(_) => caps.project_grants,
+            Payload::Module(_) | Payload::Cell(_) => false,
+        };
+        if !brokered {
+            return Err(Error::unsupported(format!(
+                "the {} provider has no grant path for {} payloads",
+                self.provider.name(),
+                payload.kind()
+            )));
+        }
+        Ok(p)
+    }
+
+    /// Opens a session.
+    pub async fn open_session(
+        &self,
+        caller: &Caller,
+        req: &crate::wire::OpenSessionRequest,
+    ) -> Result<crate::wire::OpenSessionResponse> {
+        check_protocol(req.protocol)?;
+        let floor =
+            Floor::parse(&req.minimum_isolation).map_err(|e| Error::invalid(e.to_string()))?;
+        if !self.proven.meets(floor) {
+            return Err(Error::new(
+                ErrorCode::InsufficientIsolation,
+                format!(
+                    "this daemon's proven tier is {}, below the floor {}",
+                    self.proven,
+                    floor.as_str()
+                ),
+            ));
+        }
+        self.session_environment()?;
+        match &self.sessions {
+            Some(s) => s.open(self, caller, req).await,
+            None => Err(Error::unsupported("sessions are off")),
+        }
+    }
+
+    /// Runs one call in a session.
+    pub async fn session_run(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        request: Request,
+        cancel: CancellationToken,
+    ) -> Result<crate::wire::SessionRunResponse> {
+        request.envelope.check_protocol()?;
+        match &self.sessions {
+            Some(s) => s.run(self, caller, session_id, request, cancel).await,
+            None => Err(Error::session_ended(
+                crate::error::SessionEnd::NotFound,
+                "no such session for this caller",
+            )),
+        }
+    }
+
+    /// Closes a session and returns its chain's summary.
+    pub async fn close_session(
+        &self,
+        caller: &Caller,
+        protocol: u32,
+        session_id: &str,
+    ) -> Result<crate::wire::CloseSessionResponse> {
+        check_protocol(protocol)?;
+        match &self.sessions {
+            Some(s) => s.close(caller, protocol, session_id).await,
+            None => Err(Error::session_ended(
+                crate::error::SessionEnd::NotFound,
+                "no such session for this caller",
+            )),
+        }
+    }
+
+    /// Ends every session (daemon shutdown) and waits for their sandboxes to close.
+    pub async fn shutdown(&self) {
+        if let Some(s) = &self.sessions {
+            s.shutdown().await;
         }
     }
 
@@ -222,8 +374,24 @@ impl Engine {
             module_environment: wire_env(envs.module),
             resources: Some(self.provider.resources()),
             policy: self.provider.policy(),
-            supports_sessions: false,
-            session_environment: None,
+            supports_sessions: self.sessions.is_some() && caps.sessions && envs.session.is_some(),
+            session_lifetime_ms: self
+                .sessions
+                .as_ref()
+                .map_or(0, |s| s.settings().lifetime.as_millis() as u32),
+            session_idle_timeout_ms: self
+                .sessions
+                .as_ref()
+                .map_or(0, |s| s.settings().idle.as_millis() as u32),
+            max_sessions_per_caller: self
+                .sessions
+                .as_ref()
+                .map_or(0, |s| s.settings().max_per_caller),
+            session_environment: if self.sessions.is_some() {
+                wire_env(envs.session)
+            } else {
+                None
+            },
             ..DescribeResponse::default()
         }
     }
@@ -358,20 +526,7 @@ impl Engine {
         let profile = if name.is_empty() {
             None
         } else {
-            let p = self.grants.check(name, principal, false)?;
-            let brokered = match request.payload {
-                Payload::JavaScript(_) => caps.javascript_grants,
-                Payload::Project(_) => caps.project_grants,
-                Payload::Module(_) | Payload::Cell(_) => false,
-            };
-            if !brokered {
-                return Err(Error::unsupported(format!(
-                    "the {} provider has no grant path for {} payloads",
-                    self.provider.name(),
-                    request.payload.kind()
-                )));
-            }
-            Some(p)
+            Some(self.check_grant(&request.payload, name, principal, false)?)
         };
         if let Some(rule) = &request.envelope.software_rule
             && !rule.allows(&env.software_identity)
@@ -428,7 +583,7 @@ impl Engine {
 
 /// The budget a run gets: the request's, or the kind's default, clamped to the
 /// kind's maximum and the daemon's 5-minute ceiling.
-fn effective_timeout(requested_ms: i32, env: &Environment) -> u32 {
+pub(crate) fn effective_timeout(requested_ms: i32, env: &Environment) -> u32 {
     let max = env.max_timeout_ms.clamp(1, MAX_RUN_TIMEOUT_MS);
     let want = if requested_ms > 0 {
         requested_ms as u32

@@ -22,6 +22,7 @@ pub mod record;
 pub mod request;
 pub mod result;
 pub mod secret;
+pub mod session;
 pub mod tier;
 pub mod verify;
 pub mod wire;

@@ -131,14 +131,15 @@ async fn serve(settings: Settings) -> Result<(), String> {
     }
     tracing::info!(addr = %addr, "listening");
     let app = Arc::new(App {
-        engine,
+        engine: engine.clone(),
         verifier: settings.verifier,
     });
     axum::serve(listener, server::router(app))
         .with_graceful_shutdown(shutdown_signal())
         .await
         .map_err(|e| format!("the listener failed: {e}"))?;
-    tracing::info!("drained; exiting");
+    engine.shutdown().await;
+    tracing::info!("drained; sessions ended; exiting");
     Ok(())
 }
 

@@ -5,14 +5,14 @@
 
 use std::time::Instant;
 
-use plimsoll_core::error::{Error, ErrorCode, SessionEnd};
+use plimsoll_core::error::Error;
 use plimsoll_core::request::{Payload, Request, check_protocol, valid_trace_id};
 use plimsoll_core::result::Output;
-use plimsoll_core::tier::Floor;
 use plimsoll_core::wire::connect::ConnectError;
 use plimsoll_core::wire::json::{decode, encode};
 use plimsoll_core::wire::{
     CloseSessionRequest, DescribeRequest, OpenSessionRequest, RunRequest, RunResponse,
+    SessionRunResponse,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -47,46 +47,62 @@ pub async fn dispatch(
         }
         Procedure::OpenSession => {
             let wire: OpenSessionRequest = decode(body).map_err(bad_body)?;
-            open_session(app, &wire).map_err(|e| connect(&e))
+            let open = app
+                .engine
+                .open_session(&caller(principal), &wire)
+                .await
+                .map_err(|e| connect(&e))?;
+            tracing::info!(target: "plimsoll::audit", op = "session open", caller = %principal.id, session = %open.session, "session open");
+            Ok(encode(&open))
         }
         Procedure::SessionRun => {
             let wire: RunRequest = decode(body).map_err(bad_body)?;
             check_protocol(wire.protocol).map_err(|e| connect(&e))?;
-            Err(connect(&not_found()))
+            let session_id = wire.session_id.clone();
+            let request = wire.into_request().map_err(|e| connect(&e))?;
+            session_run(app, principal, &session_id, request)
+                .await
+                .map(|r| encode(&r))
+                .map_err(|e| connect(&e))
         }
         Procedure::CloseSession => {
             let wire: CloseSessionRequest = decode(body).map_err(bad_body)?;
-            check_protocol(wire.protocol).map_err(|e| connect(&e))?;
-            Err(connect(&not_found()))
+            let closed = app
+                .engine
+                .close_session(&caller(principal), wire.protocol, &wire.session_id)
+                .await
+                .map_err(|e| connect(&e))?;
+            tracing::info!(target: "plimsoll::audit", op = "session close", caller = %principal.id, session = %closed.session, calls = closed.calls, ended = closed.ended.as_str(), "session close");
+            Ok(encode(&closed))
         }
     }
 }
 
-/// An unknown and a foreign session id get this same refusal.
-fn not_found() -> Error {
-    Error::session_ended(SessionEnd::NotFound, "no such session for this caller")
-}
-
-fn open_session(app: &App, wire: &OpenSessionRequest) -> Result<Vec<u8>, Error> {
-    check_protocol(wire.protocol)?;
-    let floor = Floor::parse(&wire.minimum_isolation).map_err(|e| Error::invalid(e.to_string()))?;
-    if let Some(rule) = &wire.software_rule {
-        rule.validate()?;
-    }
-    if !app.engine.isolation().meets(floor) {
-        return Err(Error::new(
-            ErrorCode::InsufficientIsolation,
-            format!(
-                "this daemon's proven tier is {}, below the floor {}",
-                app.engine.isolation(),
-                floor.as_str()
-            ),
-        ));
-    }
-    Err(Error::unsupported(format!(
-        "the {} provider keeps no sessions",
-        app.engine.provider_name()
-    )))
+async fn session_run(
+    app: &App,
+    principal: &Principal,
+    session_id: &str,
+    request: Request,
+) -> Result<SessionRunResponse, Error> {
+    let cancel = CancellationToken::new();
+    let _guard = cancel.clone().drop_guard();
+    let clock = Instant::now();
+    let audit = Audit::of(&request);
+    let result = app
+        .engine
+        .session_run(&caller(principal), session_id, request, cancel)
+        .await;
+    let as_run = match &result {
+        Ok(r) => r.run.clone().ok_or_else(|| Error::infrastructure("no run")),
+        Err(e) => Err(e.clone()),
+    };
+    audit.log(
+        principal,
+        &as_run,
+        CallSummary::default(),
+        clock.elapsed().as_millis() as u64,
+    );
+    result
 }
 
 async fn run(app: &App, principal: &Principal, request: Request) -> Result<RunResponse, Error> {

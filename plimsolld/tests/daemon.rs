@@ -390,7 +390,7 @@ async fn the_rust_remote_client_gets_typed_refusals() {
     let e = c.open_session(SessionOptions::default()).await.unwrap_err();
     assert_eq!(
         (e.code(), e.not_dispatched()),
-        (ErrorCode::Unsupported, Some(Refusal::Unsupported))
+        (ErrorCode::Disabled, Some(Refusal::Unsupported))
     );
     // Refused locally, before anything is sent.
     let e = c.run(js("")).await.unwrap_err();

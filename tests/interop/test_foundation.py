@@ -87,8 +87,8 @@ def test_bad_project_path_refused_by_the_daemon(start_daemon, monkeypatch, path)
     assert_refused(e.value, errors.InvalidRequestError, "invalid_argument", "request")
 
 
-def test_sessions_unsupported_on_disabled(start_daemon):
+def test_sessions_refused_on_disabled(start_daemon):
     d = start_daemon()
-    with pytest.raises(errors.UnsupportedError) as e:
+    with pytest.raises(errors.DisabledError) as e:
         plimsoll_client.Client(d.url).open_session()
-    assert_refused(e.value, errors.UnsupportedError, "unimplemented", "unsupported")
+    assert_refused(e.value, errors.DisabledError, "failed_precondition", "unsupported")

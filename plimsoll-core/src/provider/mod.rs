@@ -141,6 +141,17 @@ pub trait Provider: Send + Sync + 'static {
         )))
     }
 
+    /// Opens one sandbox for a session (only when [`Capabilities::sessions`]).
+    async fn open_session(
+        &self,
+        _spec: &crate::session::SandboxSpec,
+    ) -> Result<Box<dyn crate::session::SessionSandbox>> {
+        Err(Error::unsupported(format!(
+            "the {} provider keeps no sessions",
+            self.name()
+        )))
+    }
+
     /// Removes sandboxes this or another instance leaked; returns how many.
     async fn reconcile_orphans(&self) -> Result<usize> {
         Ok(0)

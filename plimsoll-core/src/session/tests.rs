@@ -1,0 +1,526 @@
+//! The manager's rules with an in-memory sandbox: ownership, ordering, chain,
+//! unanswered calls, ends, close summaries, capacity.
+
+use super::*;
+use crate::config::Config;
+use crate::provider::{Capabilities, Environments, Provider};
+use crate::request::{CellRun, Envelope, JavaScriptRun, ProjectRun};
+use crate::result::{CellResult, JavaScriptResult, ProjectResult};
+use crate::tier::Isolation;
+use crate::verify::Chain;
+use async_trait::async_trait;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+#[derive(Default)]
+struct Flags {
+    changed: AtomicBool,
+    dirty: AtomicBool,
+    closed: AtomicUsize,
+    cleanups: AtomicUsize,
+}
+
+struct Memo {
+    flags: Arc<Flags>,
+    gate: Arc<tokio::sync::Semaphore>,
+}
+
+struct MemoSandbox {
+    flags: Arc<Flags>,
+    gate: Arc<tokio::sync::Semaphore>,
+    vars: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl SessionSandbox for MemoSandbox {
+    async fn check(&self) -> std::result::Result<(), SessionEnded> {
+        if self.flags.changed.load(Ordering::SeqCst) {
+            return Err(SessionEnded {
+                reason: SessionEnd::SandboxChanged,
+                detail: "its settings changed".into(),
+            });
+        }
+        Ok(())
+    }
+    async fn run_javascript(
+        &self,
+        job: &JavaScriptRun,
+        _ctx: &RunContext,
+    ) -> Result<JavaScriptResult> {
+        match job.code.as_str() {
+            "block" => {
+                let _p = self.gate.acquire().await.unwrap();
+                Ok(JavaScriptResult::default())
+            }
+            "crash" => Err(Error::infrastructure("the container daemon went away")),
+            code => Ok(JavaScriptResult {
+                stdout: code.as_bytes().to_vec(),
+                ..Default::default()
+            }),
+        }
+    }
+    async fn run_project(&self, _job: &ProjectRun, _ctx: &RunContext) -> Result<ProjectResult> {
+        Ok(ProjectResult::default())
+    }
+    async fn run_cell(&self, job: &CellRun, _ctx: &RunContext) -> Result<CellResult> {
+        let mut vars = self.vars.lock().unwrap();
+        let started = vars.is_empty();
+        vars.push(job.code.clone());
+        Ok(CellResult {
+            stdout: vars.join(",").into_bytes(),
+            interpreter_started: started,
+            ..Default::default()
+        })
+    }
+    async fn cleanup(&self) -> std::result::Result<(), SessionEnded> {
+        self.flags.cleanups.fetch_add(1, Ordering::SeqCst);
+        if self.flags.dirty.load(Ordering::SeqCst) {
+            return Err(SessionEnded {
+                reason: SessionEnd::BoundaryFailed,
+                detail: "a process survived".into(),
+            });
+        }
+        Ok(())
+    }
+    async fn suspend(&self) -> Result<bool> {
+        Ok(true)
+    }
+    async fn resume(&self) -> Result<()> {
+        Ok(())
+    }
+    async fn close(&self) {
+        self.flags.closed.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[async_trait]
+impl Provider for Memo {
+    fn name(&self) -> &'static str {
+        "memo"
+    }
+    fn isolation(&self) -> Isolation {
+        Isolation::Container
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            sessions: true,
+            projects: true,
+            ..Default::default()
+        }
+    }
+    fn environments(&self) -> Environments {
+        let env = Environment {
+            software_identity: "memo:1".into(),
+            default_timeout_ms: 5000,
+            max_timeout_ms: 30000,
+            ..Default::default()
+        };
+        Environments {
+            javascript: Some(env.clone()),
+            session: Some(env),
+            ..Default::default()
+        }
+    }
+    async fn prove(&self) -> Result<Isolation> {
+        Ok(Isolation::Container)
+    }
+    async fn run_javascript(
+        &self,
+        _job: &JavaScriptRun,
+        _ctx: &RunContext,
+    ) -> Result<JavaScriptResult> {
+        Ok(JavaScriptResult::default())
+    }
+    async fn open_session(&self, _spec: &SandboxSpec) -> Result<Box<dyn SessionSandbox>> {
+        Ok(Box::new(MemoSandbox {
+            flags: self.flags.clone(),
+            gate: self.gate.clone(),
+            vars: Mutex::default(),
+        }))
+    }
+}
+
+async fn engine(settings: SessionSettings) -> (Engine, Arc<Flags>, Arc<tokio::sync::Semaphore>) {
+    let flags = Arc::new(Flags::default());
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let config = Config {
+        sessions: settings,
+        instance: "plimsoll:t".into(),
+        ..Config::default()
+    };
+    let e = Engine::with_provider(
+        Arc::new(Memo {
+            flags: flags.clone(),
+            gate: gate.clone(),
+        }),
+        &config,
+    )
+    .await
+    .unwrap();
+    (e, flags, gate)
+}
+
+fn on() -> SessionSettings {
+    SessionSettings {
+        max_sessions: 4,
+        max_per_caller: 2,
+        ..SessionSettings::default()
+    }
+}
+
+fn alice() -> Caller {
+    Caller {
+        principal: "alice".into(),
+    }
+}
+
+fn open_req() -> OpenSessionRequest {
+    OpenSessionRequest {
+        protocol: PROTOCOL,
+        minimum_isolation: "container".into(),
+        ..Default::default()
+    }
+}
+
+fn js(code: &str) -> Request {
+    let mut r = Request::new(Payload::JavaScript(JavaScriptRun {
+        code: code.into(),
+        grant_profile: String::new(),
+    }));
+    r.envelope = Envelope {
+        minimum_isolation: "container".into(),
+        ..Envelope::new()
+    };
+    r
+}
+
+fn cell(code: &str) -> Request {
+    Request::new(Payload::Cell(CellRun {
+        language: "python".into(),
+        code: code.into(),
+        files: vec![],
+    }))
+}
+
+#[tokio::test]
+async fn a_chain_of_calls_verifies_and_closes() {
+    let (e, flags, _) = engine(on()).await;
+    let open = e.open_session(&alice(), &open_req()).await.unwrap();
+    assert_eq!(open.session, session_fingerprint(&open.session_id));
+    assert_eq!(open.session_id.len(), 32);
+    let mut chain = Chain::new(&open.session_id);
+    for (i, req) in [cell("x = 1"), js("console.log(1)"), cell("x")]
+        .into_iter()
+        .enumerate()
+    {
+        let answer = e
+            .session_run(
+                &alice(),
+                &open.session_id,
+                req.clone(),
+                CancellationToken::new(),
+            )
+            .await
+            .unwrap();
+        chain
+            .check_call(&req, answer.run.as_ref().unwrap())
+            .unwrap();
+        assert_eq!(answer.ended, SessionEnd::Open);
+        if i == 2 {
+            let Some(Output::Cell(c)) = &answer.run.as_ref().unwrap().output else {
+                panic!()
+            };
+            assert_eq!(
+                (c.stdout.as_slice(), c.interpreter_started),
+                (&b"x = 1,x"[..], false),
+                "state survived"
+            );
+        }
+    }
+    let close = e
+        .close_session(&alice(), PROTOCOL, &open.session_id)
+        .await
+        .unwrap();
+    chain
+        .check_close(&close.session, close.calls, &close.last_record_sha256)
+        .unwrap();
+    assert_eq!((close.calls, close.ended), (3, SessionEnd::Closed));
+    assert_eq!(flags.closed.load(Ordering::SeqCst), 1);
+    assert!(flags.cleanups.load(Ordering::SeqCst) >= 2);
+    // A call on an ended session is refused, typed, before dispatch.
+    let err = e
+        .session_run(
+            &alice(),
+            &open.session_id,
+            js("1"),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (err.code(), err.not_dispatched()),
+        (ErrorCode::SessionEnded, Some(Refusal::Request))
+    );
+    assert_eq!(err.session_end().unwrap().reason, SessionEnd::Closed);
+    // Closing again still reports the summary.
+    assert_eq!(
+        e.close_session(&alice(), PROTOCOL, &open.session_id)
+            .await
+            .unwrap()
+            .calls,
+        3
+    );
+}
+
+#[tokio::test]
+async fn unknown_and_foreign_ids_get_the_same_refusal() {
+    let (e, _, _) = engine(on()).await;
+    let open = e.open_session(&alice(), &open_req()).await.unwrap();
+    let bob = Caller {
+        principal: "bob".into(),
+    };
+    let foreign = e
+        .session_run(&bob, &open.session_id, js("1"), CancellationToken::new())
+        .await
+        .unwrap_err();
+    let unknown = e
+        .session_run(
+            &alice(),
+            "00112233445566778899aabbccddeeff",
+            js("1"),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(foreign.message(), unknown.message());
+    assert_eq!(foreign.session_end(), unknown.session_end());
+    assert_eq!(foreign.session_end().unwrap().reason, SessionEnd::NotFound);
+    assert!(
+        e.close_session(&bob, PROTOCOL, &open.session_id)
+            .await
+            .is_err()
+    );
+}
+
+#[tokio::test]
+async fn an_infrastructure_failure_is_an_unanswered_link_in_the_chain() {
+    let (e, _, _) = engine(on()).await;
+    let open = e.open_session(&alice(), &open_req()).await.unwrap();
+    let mut chain = Chain::new(&open.session_id);
+    let opened = Evidence {
+        sandbox: open.sandbox.clone(),
+        isolation: open.isolation.clone(),
+        software_identity: open.software_identity.clone(),
+        ..Evidence::default()
+    };
+    let req = js("crash");
+    let err = e
+        .session_run(
+            &alice(),
+            &open.session_id,
+            req.clone(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.not_dispatched(), None);
+    let rec = err.unanswered().unwrap().clone();
+    assert_eq!((rec.unanswered.as_str(), rec.sequence), ("internal", 1));
+    chain.check_unanswered(&req, &rec, &opened).unwrap();
+    let next = js("after");
+    let answer = e
+        .session_run(
+            &alice(),
+            &open.session_id,
+            next.clone(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    chain
+        .check_call(&next, answer.run.as_ref().unwrap())
+        .unwrap();
+    let close = e
+        .close_session(&alice(), PROTOCOL, &open.session_id)
+        .await
+        .unwrap();
+    chain
+        .check_close(&close.session, close.calls, &close.last_record_sha256)
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_changed_sandbox_or_a_dirty_boundary_ends_the_session() {
+    let (e, flags, _) = engine(on()).await;
+    let open = e.open_session(&alice(), &open_req()).await.unwrap();
+    flags.changed.store(true, Ordering::SeqCst);
+    let err = e
+        .session_run(
+            &alice(),
+            &open.session_id,
+            js("1"),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (err.code(), err.session_end().unwrap().reason),
+        (ErrorCode::SessionEnded, SessionEnd::SandboxChanged)
+    );
+    flags.changed.store(false, Ordering::SeqCst);
+
+    let open = e.open_session(&alice(), &open_req()).await.unwrap();
+    flags.dirty.store(true, Ordering::SeqCst);
+    e.session_run(
+        &alice(),
+        &open.session_id,
+        js("1"),
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    // The cleanup after the answer could not prove the boundary: the next call is refused.
+    let err = e
+        .session_run(
+            &alice(),
+            &open.session_id,
+            js("2"),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.session_end().unwrap().reason,
+        SessionEnd::BoundaryFailed
+    );
+    assert_eq!(
+        e.close_session(&alice(), PROTOCOL, &open.session_id)
+            .await
+            .unwrap()
+            .ended,
+        SessionEnd::BoundaryFailed
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_call_runs_one_waits_the_next_is_shed() {
+    let (e, _, gate) = engine(on()).await;
+    let open = e.open_session(&alice(), &open_req()).await.unwrap();
+    let id = open.session_id.clone();
+    let first = tokio::spawn({
+        let (e, id) = (e.clone(), id.clone());
+        async move {
+            e.session_run(&alice(), &id, js("block"), CancellationToken::new())
+                .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let second = tokio::spawn({
+        let (e, id) = (e.clone(), id.clone());
+        async move {
+            e.session_run(&alice(), &id, js("second"), CancellationToken::new())
+                .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let third = e
+        .session_run(&alice(), &id, js("third"), CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (third.code(), third.not_dispatched()),
+        (ErrorCode::AtCapacity, Some(Refusal::Capacity))
+    );
+    gate.add_permits(1);
+    let a = first.await.unwrap().unwrap();
+    let b = second.await.unwrap().unwrap();
+    assert_eq!(
+        (
+            a.run.unwrap().record.unwrap().sequence,
+            b.run.unwrap().record.unwrap().sequence
+        ),
+        (1, 2)
+    );
+}
+
+#[tokio::test]
+async fn capacity_floor_and_rules_at_open() {
+    let (e, _, _) = engine(on()).await;
+    let a = e.open_session(&alice(), &open_req()).await.unwrap();
+    let _b = e.open_session(&alice(), &open_req()).await.unwrap();
+    let err = e.open_session(&alice(), &open_req()).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::AtCapacity, "two per caller");
+    let err = e
+        .open_session(
+            &alice(),
+            &OpenSessionRequest {
+                minimum_isolation: "kernel".into(),
+                ..open_req()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InsufficientIsolation);
+    let rule = SoftwareRule {
+        mode: "exact".into(),
+        identities: vec!["other:1".into()],
+    };
+    let err = e
+        .open_session(
+            &alice(),
+            &OpenSessionRequest {
+                software_rule: Some(rule),
+                ..open_req()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::SoftwareMismatch);
+    let err = e
+        .session_run(
+            &alice(),
+            &a.session_id,
+            js("1").with_floor("kernel"),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InsufficientIsolation);
+    e.close_session(&alice(), PROTOCOL, &a.session_id)
+        .await
+        .unwrap();
+    assert!(
+        e.open_session(&alice(), &open_req()).await.is_ok(),
+        "a closed session frees its place"
+    );
+    e.shutdown().await;
+    assert_eq!(e.sessions().unwrap().open_count(), 0);
+}
+
+#[tokio::test]
+async fn sessions_off_or_unsupported() {
+    let (e, _, _) = engine(SessionSettings::default()).await;
+    let err = e.open_session(&alice(), &open_req()).await.unwrap_err();
+    assert_eq!(
+        (err.code(), err.not_dispatched()),
+        (ErrorCode::Unsupported, Some(Refusal::Unsupported))
+    );
+    let config = Config {
+        sessions: on(),
+        ..Config::default()
+    };
+    let started = Engine::start(&config).await;
+    assert!(
+        matches!(started, Err(crate::engine::StartError::Config(ref c)) if c.variable == "SANDBOX_MAX_SESSIONS")
+    );
+}
+
+trait WithFloor {
+    fn with_floor(self, f: &str) -> Self;
+}
+
+impl WithFloor for Request {
+    fn with_floor(mut self, f: &str) -> Request {
+        self.envelope.minimum_isolation = f.into();
+        self
+    }
+}
