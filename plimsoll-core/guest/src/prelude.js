@@ -280,6 +280,7 @@
         if (keys.length === 0) return base;
       } else if (v instanceof Error) {
         base = errorBase(v);
+        if (ctx.indentationLvl !== 0) base = base.split('\n').join('\n' + ' '.repeat(ctx.indentationLvl));
         keys = keys.filter((k) => k !== 'stack' && k !== 'message');
         if (keys.length === 0) return base;
       } else if (v instanceof RegExp) {

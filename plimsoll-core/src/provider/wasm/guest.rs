@@ -17,6 +17,7 @@ use wasmtime::{Config, Engine, Instance, InstancePre, Module, Store};
 
 use super::host;
 use super::limits::{RunState, Ticker};
+use super::pool::Pool;
 
 /// The guest module as built from `plimsoll-core/guest` by build.rs.
 pub const GUEST_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/plimsoll_guest.wasm"));
@@ -27,9 +28,9 @@ pub const MAX_MEMORY_MB: u32 = 4096;
 /// Runs in flight at once; past this a run is refused as at capacity.
 pub const MAX_CONCURRENT_RUNS: u32 = 64;
 
-/// The native stack a run's wasm may use. wasmtime runs wasm on the calling
-/// thread, and runs execute on tokio's blocking threads (2 MiB stacks).
-const MAX_WASM_STACK: usize = 512 * 1024;
+/// The native stack a run's wasm may use: QuickJS spends it on every
+/// JavaScript call, and when it runs out the run traps (exit 134).
+pub const MAX_WASM_STACK: usize = 8 * 1024 * 1024;
 
 /// The compiled guest, ready to instantiate.
 pub struct Compiled {
@@ -39,6 +40,8 @@ pub struct Compiled {
     pub pre: InstancePre<RunState>,
     /// Advances the epoch while runs are live.
     pub ticker: Ticker,
+    /// The threads runs execute on.
+    pub pool: Pool,
     /// `sha256:<hex>` of [`GUEST_WASM`].
     pub module_digest: String,
     /// The QuickJS-NG version the guest reports.
@@ -62,7 +65,20 @@ impl std::fmt::Debug for Compiled {
 /// The process's compiled guest, built at first call (a few seconds) and then shared.
 pub fn compiled() -> Result<Arc<Compiled>, String> {
     static COMPILED: OnceLock<Result<Arc<Compiled>, String>> = OnceLock::new();
-    COMPILED.get_or_init(|| compile().map(Arc::new)).clone()
+    COMPILED
+        .get_or_init(|| {
+            let started = std::time::Instant::now();
+            let compiled = compile()?;
+            tracing::info!(
+                module = %compiled.module_digest,
+                snapshot = %compiled.snapshot_digest,
+                quickjs_ng = %compiled.engine_version,
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "wasm provider: guest compiled and snapshotted"
+            );
+            Ok(Arc::new(compiled))
+        })
+        .clone()
 }
 
 fn sha256(bytes: &[u8]) -> String {
@@ -80,6 +96,8 @@ fn engine() -> wasmtime::Result<Engine> {
     config
         .epoch_interruption(true)
         .max_wasm_stack(MAX_WASM_STACK)
+        // Unused (no async), but wasmtime requires it to be at least the wasm stack.
+        .async_stack_size(MAX_WASM_STACK + (1 << 20))
         .allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool));
     Engine::new(&config)
 }
@@ -174,6 +192,7 @@ fn compile() -> Result<Compiled, String> {
         engine,
         pre,
         ticker,
+        pool: Pool::new(),
         module_digest: sha256(GUEST_WASM),
         engine_version,
         snapshot_digest: sha256(&snapshot),

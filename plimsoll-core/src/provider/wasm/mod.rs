@@ -45,6 +45,7 @@ use crate::wire::RunResources;
 mod guest;
 mod host;
 mod limits;
+mod pool;
 mod run;
 
 pub use guest::MAX_MEMORY_MB;
@@ -120,10 +121,11 @@ impl Wasm {
         let limits = run::Limits { memory_bytes: self.memory_mb as usize * 1024 * 1024, timeout, cancel: stop.flag.clone() };
         let compiled = self.compiled.clone();
         let mut stop = stop;
-        let mut task = tokio::task::spawn_blocking(move || {
+        let task = self.compiled.pool.run(move || {
             let _permit = permit;
             run::execute(&compiled, &code, &limits)
         });
+        tokio::pin!(task);
         let joined = tokio::select! {
             joined = &mut task => joined,
             _ = cancel.cancelled() => {
@@ -203,7 +205,7 @@ impl Provider for Wasm {
             }
         }
         let compiled = self.compiled.clone();
-        let status = tokio::task::spawn_blocking(move || run::probe_host(&compiled))
+        let status = self.compiled.pool.run(move || run::probe_host(&compiled))
             .await
             .map_err(|e| Error::infrastructure(format!("wasm provider: the proof's thread failed: {e}")))??;
         if status != HOST_NO_GRANT {
