@@ -22,13 +22,18 @@ fn main() {
     if env::var_os("CARGO_FEATURE_WASM").is_none() {
         return;
     }
-    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let manifest_dir =
+        PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let guest = manifest_dir.join("guest");
     for path in ["Cargo.toml", "Cargo.lock", "src"] {
         println!("cargo:rerun-if-changed={}", guest.join(path).display());
     }
-    for var in ["PLIMSOLL_GUEST_TARGET_DIR", "CC_wasm32_wasip1", "CARGO_HOME"] {
+    for var in [
+        "PLIMSOLL_GUEST_TARGET_DIR",
+        "CC_wasm32_wasip1",
+        "CARGO_HOME",
+    ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
 
@@ -45,34 +50,49 @@ fn main() {
         format!("--remap-path-prefix={}=/cargo", cargo_home.display()),
     ]
     .join("\x1f");
-    let cflags = format!("--target=wasm32-wasi -ffile-prefix-map={}=/guest-target", target_dir.display());
+    let cflags = format!(
+        "--target=wasm32-wasi -ffile-prefix-map={}=/guest-target",
+        target_dir.display()
+    );
 
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.args(["build", "--release", "--locked", "--target", TARGET, "--manifest-path"])
-        .arg(guest.join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(&target_dir)
-        // The outer build's settings are for the host; the guest gets its own.
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CARGO_BUILD_TARGET")
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_BUILD_RUSTFLAGS")
-        .env_remove("CARGO_PROFILE_RELEASE_DEBUG")
-        .env("CARGO_ENCODED_RUSTFLAGS", rustflags)
-        .env("RQUICKJS_SYS_NO_WASI_SDK", "1")
-        .env("CC_wasm32_wasip1", &clang)
-        .env("CFLAGS_wasm32_wasip1", cflags)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit());
-    let status = cmd.status().unwrap_or_else(|e| fail(&format!("could not start cargo to build the guest: {e}")));
+    cmd.args([
+        "build",
+        "--release",
+        "--locked",
+        "--target",
+        TARGET,
+        "--manifest-path",
+    ])
+    .arg(guest.join("Cargo.toml"))
+    .arg("--target-dir")
+    .arg(&target_dir)
+    // The outer build's settings are for the host; the guest gets its own.
+    .env_remove("CARGO_TARGET_DIR")
+    .env_remove("CARGO_BUILD_TARGET")
+    .env_remove("RUSTFLAGS")
+    .env_remove("CARGO_BUILD_RUSTFLAGS")
+    .env_remove("CARGO_PROFILE_RELEASE_DEBUG")
+    .env("CARGO_ENCODED_RUSTFLAGS", rustflags)
+    .env("RQUICKJS_SYS_NO_WASI_SDK", "1")
+    .env("CC_wasm32_wasip1", &clang)
+    .env("CFLAGS_wasm32_wasip1", cflags)
+    .stdout(Stdio::null())
+    .stderr(Stdio::inherit());
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| fail(&format!("could not start cargo to build the guest: {e}")));
     if !status.success() {
         fail(&format!(
             "building the QuickJS guest (plimsoll-core/guest, target {TARGET}) failed ({status}); its log is above. \
              If a toolchain piece is missing, {INSTALL_HINT}"
         ));
     }
-    let built = target_dir.join(TARGET).join("release").join("plimsoll_guest.wasm");
+    let built = target_dir
+        .join(TARGET)
+        .join("release")
+        .join("plimsoll_guest.wasm");
     std::fs::copy(&built, out_dir.join("plimsoll_guest.wasm"))
         .unwrap_or_else(|e| fail(&format!("the guest build left no {}: {e}", built.display())));
 }
@@ -82,7 +102,10 @@ fn main() {
 fn check_prerequisites(rustc: &str, clang: &str) {
     let sysroot = output(Command::new(rustc).args(["--print", "sysroot"]))
         .unwrap_or_else(|| fail(&format!("could not run `{rustc} --print sysroot`")));
-    let std_dir = Path::new(sysroot.trim()).join("lib/rustlib").join(TARGET).join("lib");
+    let std_dir = Path::new(sysroot.trim())
+        .join("lib/rustlib")
+        .join(TARGET)
+        .join("lib");
     if !std_dir.is_dir() {
         fail(&format!(
             "the Rust target {TARGET} is not installed (no {}): run `rustup target add {TARGET}`, or {INSTALL_HINT}",
@@ -94,15 +117,22 @@ fn check_prerequisites(rustc: &str, clang: &str) {
             "clang (`{clang}`) is needed to compile QuickJS for {TARGET} and was not found: apt-get install clang, or {INSTALL_HINT}"
         ));
     }
-    let builtins = output(Command::new(clang).args(["--target=wasm32-wasi", "--print-libgcc-file-name", "-rtlib=compiler-rt"]));
+    let builtins = output(Command::new(clang).args([
+        "--target=wasm32-wasi",
+        "--print-libgcc-file-name",
+        "-rtlib=compiler-rt",
+    ]));
     if !builtins.is_some_and(|p| Path::new(p.trim()).is_file()) {
         fail(&format!(
             "clang's wasm32 runtime builtins are missing: apt-get install libclang-rt-14-dev-wasm32 (matching your clang), or {INSTALL_HINT}"
         ));
     }
-    let libc = output(Command::new(clang).args(["--target=wasm32-wasi", "--print-file-name=libc.a"]));
+    let libc =
+        output(Command::new(clang).args(["--target=wasm32-wasi", "--print-file-name=libc.a"]));
     if !libc.is_some_and(|p| Path::new(p.trim()).is_absolute() && Path::new(p.trim()).is_file()) {
-        fail(&format!("wasi-libc (libc.a and headers for wasm32-wasi) is missing: apt-get install wasi-libc, or {INSTALL_HINT}"));
+        fail(&format!(
+            "wasi-libc (libc.a and headers for wasm32-wasi) is missing: apt-get install wasi-libc, or {INSTALL_HINT}"
+        ));
     }
 }
 
@@ -122,7 +152,9 @@ fn guest_target_dir(out_dir: &Path) -> PathBuf {
 
 fn output(cmd: &mut Command) -> Option<String> {
     let out = cmd.stderr(Stdio::null()).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 fn fail(message: &str) -> ! {

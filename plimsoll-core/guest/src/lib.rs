@@ -68,20 +68,32 @@ fn natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
             }
         })?,
     )?;
-    n.set("exit", Function::new(ctx.clone(), |code: i32| -> () { sys::exit(code) })?)?;
+    n.set(
+        "exit",
+        Function::new(ctx.clone(), |code: i32| -> () { sys::exit(code) })?,
+    )?;
     n.set("random", Function::new(ctx.clone(), next_random)?)?;
     n.set(
         "promiseState",
-        Function::new(ctx.clone(), |ctx: Ctx<'js>, p: Promise<'js>| -> rquickjs::Result<Vec<Value<'js>>> {
-            let (state, value) = match p.state() {
-                PromiseState::Pending => ("pending", Value::new_undefined(ctx.clone())),
-                PromiseState::Resolved => {
-                    ("fulfilled", p.result::<Value>().and_then(Result::ok).unwrap_or_else(|| Value::new_undefined(ctx.clone())))
-                }
-                PromiseState::Rejected => ("rejected", rejection(&ctx, &p)),
-            };
-            Ok(vec![rquickjs::String::from_str(ctx, state)?.into_value(), value])
-        })?,
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, p: Promise<'js>| -> rquickjs::Result<Vec<Value<'js>>> {
+                let (state, value) = match p.state() {
+                    PromiseState::Pending => ("pending", Value::new_undefined(ctx.clone())),
+                    PromiseState::Resolved => (
+                        "fulfilled",
+                        p.result::<Value>()
+                            .and_then(Result::ok)
+                            .unwrap_or_else(|| Value::new_undefined(ctx.clone())),
+                    ),
+                    PromiseState::Rejected => ("rejected", rejection(&ctx, &p)),
+                };
+                Ok(vec![
+                    rquickjs::String::from_str(ctx, state)?.into_value(),
+                    value,
+                ])
+            },
+        )?,
     )?;
     Ok(n)
 }
@@ -130,7 +142,10 @@ pub extern "C" fn plimsoll_init() {
     match init() {
         Ok(g) => GUEST.with(|cell| *cell.borrow_mut() = Some(g)),
         Err(e) => {
-            sys::write(2, format!("plimsoll guest: initialisation failed: {e}\n").as_bytes());
+            sys::write(
+                2,
+                format!("plimsoll guest: initialisation failed: {e}\n").as_bytes(),
+            );
             std::process::abort();
         }
     }
@@ -148,9 +163,14 @@ pub extern "C" fn plimsoll_alloc(len: u32) -> *mut u8 {
 
 /// Runs the snippet at `ptr..ptr+len` (UTF-8) and returns its exit code.
 /// `process.exit` does not return here: it ends the instance through WASI `proc_exit`.
+///
+/// # Safety
+///
+/// `ptr..ptr+len` must be a block `plimsoll_alloc(len)` returned, which the
+/// host has filled.
 #[unsafe(export_name = "plimsoll_run")]
-pub extern "C" fn plimsoll_run(ptr: *mut u8, len: u32) -> i32 {
-    // SAFETY: the host wrote `len` bytes at `ptr`, which `plimsoll_alloc` returned.
+pub unsafe extern "C" fn plimsoll_run(ptr: *mut u8, len: u32) -> i32 {
+    // SAFETY: the caller guarantees the block (see above).
     let bytes = unsafe { std::slice::from_raw_parts(ptr, len as usize) };
     let code = String::from_utf8_lossy(bytes).into_owned();
     seed_random();
@@ -167,10 +187,12 @@ fn run(g: &Guest, code: String) -> i32 {
     let mut script = options("[eval]", false);
     script.promise = true;
     // Evaluate as a script with top-level await: the completion is a promise.
-    let main = g.ctx.with(|ctx| match ctx.eval_with_options::<Promise, _>(code, script) {
-        Ok(p) => Ok(Persistent::save(&ctx, p)),
-        Err(_) => Err(report_uncaught(&ctx, &g.hooks, ctx.catch())),
-    });
+    let main = g.ctx.with(
+        |ctx| match ctx.eval_with_options::<Promise, _>(code, script) {
+            Ok(p) => Ok(Persistent::save(&ctx, p)),
+            Err(_) => Err(report_uncaught(&ctx, &g.hooks, ctx.catch())),
+        },
+    );
     let main = match main {
         Ok(p) => p,
         Err(code) => return code,
@@ -181,26 +203,38 @@ fn run(g: &Guest, code: String) -> i32 {
             Ok(true) => continue,
             Ok(false) => break,
             Err(job) => {
-                let code = job.0.with(|ctx| report_uncaught(&ctx, &g.hooks, ctx.catch()));
+                let code = job
+                    .0
+                    .with(|ctx| report_uncaught(&ctx, &g.hooks, ctx.catch()));
                 return code;
             }
         }
     }
     g.ctx.with(|ctx| {
-        let Ok(hooks) = g.hooks.clone().restore(&ctx) else { return 70 };
-        let Ok(main) = main.restore(&ctx) else { return 70 };
+        let Ok(hooks) = g.hooks.clone().restore(&ctx) else {
+            return 70;
+        };
+        let Ok(main) = main.restore(&ctx) else {
+            return 70;
+        };
         let mut failed = false;
         if main.state() == PromiseState::Rejected {
             let reason = rejection(&ctx, &main);
             failed = report_uncaught(&ctx, &g.hooks, reason) != 0;
         }
-        let finish: rquickjs::Result<i32> = hooks.get::<_, Function>("finish").and_then(|f| f.call((main, failed)));
+        let finish: rquickjs::Result<i32> = hooks
+            .get::<_, Function>("finish")
+            .and_then(|f| f.call((main, failed)));
         finish.unwrap_or(70)
     })
 }
 
 /// Prints an uncaught exception the Node way (on stderr) and returns exit code 1.
-fn report_uncaught<'js>(ctx: &Ctx<'js>, hooks: &Persistent<Object<'static>>, error: Value<'js>) -> i32 {
+fn report_uncaught<'js>(
+    ctx: &Ctx<'js>,
+    hooks: &Persistent<Object<'static>>,
+    error: Value<'js>,
+) -> i32 {
     let printed = hooks
         .clone()
         .restore(ctx)
@@ -223,7 +257,6 @@ pub extern "C" fn plimsoll_host_probe() -> i64 {
     let mut response = [0u8; 256];
     sys::host_call(request, &mut response)
 }
-
 
 /// The QuickJS-NG version compiled into this guest, as a NUL-terminated string
 /// in linear memory: the host reads it once, for the software identity.

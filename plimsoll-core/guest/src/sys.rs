@@ -21,7 +21,12 @@ unsafe extern "C" {
 #[link(wasm_import_module = "plimsoll")]
 unsafe extern "C" {
     #[link_name = "host_call"]
-    fn plimsoll_host_call(req_ptr: *const u8, req_len: usize, resp_ptr: *mut u8, resp_cap: usize) -> i64;
+    fn plimsoll_host_call(
+        req_ptr: *const u8,
+        req_len: usize,
+        resp_ptr: *mut u8,
+        resp_cap: usize,
+    ) -> i64;
 }
 
 thread_local! {
@@ -37,7 +42,10 @@ pub fn write(fd: u32, mut bytes: &[u8]) -> bool {
         return false;
     }
     while !bytes.is_empty() {
-        let iov = Ciovec { buf: bytes.as_ptr(), len: bytes.len() };
+        let iov = Ciovec {
+            buf: bytes.as_ptr(),
+            len: bytes.len(),
+        };
         let mut n = 0usize;
         // SAFETY: one iovec over a live slice, and a live out-parameter.
         let errno = unsafe { wasi_fd_write(fd, &iov, 1, &mut n) };
@@ -70,5 +78,12 @@ pub fn exit(code: i32) -> ! {
 /// Returns the host's status word (see the host's documentation).
 pub fn host_call(request: &[u8], response: &mut [u8]) -> i64 {
     // SAFETY: both slices are live for the call; the host checks the bounds.
-    unsafe { plimsoll_host_call(request.as_ptr(), request.len(), response.as_mut_ptr(), response.len()) }
+    unsafe {
+        plimsoll_host_call(
+            request.as_ptr(),
+            request.len(),
+            response.as_mut_ptr(),
+            response.len(),
+        )
+    }
 }

@@ -106,12 +106,18 @@ fn engine() -> wasmtime::Result<Engine> {
 fn engine_version(store: &mut Store<RunState>, instance: &Instance) -> wasmtime::Result<String> {
     let f = instance.get_typed_func::<(), u32>(&mut *store, "plimsoll_engine_version")?;
     let ptr = f.call(&mut *store, ())? as usize;
-    let memory = instance.get_memory(&mut *store, "memory").ok_or_else(|| wasmtime::format_err!("no memory export"))?;
+    let memory = instance
+        .get_memory(&mut *store, "memory")
+        .ok_or_else(|| wasmtime::format_err!("no memory export"))?;
     let data = memory.data(&*store);
     let tail = data.get(ptr..).unwrap_or_default();
     let text = &tail[..tail.iter().position(|&b| b == 0).unwrap_or(0).min(64)];
     let version = std::str::from_utf8(text).unwrap_or_default();
-    if version.is_empty() || !version.bytes().all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b)) {
+    if version.is_empty()
+        || !version
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b))
+    {
         wasmtime::bail!("the guest reports an unusable engine version {version:?}");
     }
     Ok(version.to_string())
@@ -124,7 +130,11 @@ struct Snapshotter<'a> {
 }
 
 impl wasmtime_wizer::InstanceState for Snapshotter<'_> {
-    async fn global_get(&mut self, name: &str, _: wasmtime_wizer::ValType) -> wasmtime_wizer::SnapshotVal {
+    async fn global_get(
+        &mut self,
+        name: &str,
+        _: wasmtime_wizer::ValType,
+    ) -> wasmtime_wizer::SnapshotVal {
         let global = self.instance.get_global(&mut *self.store, name);
         match global.map(|g| g.get(&mut *self.store)) {
             Some(wasmtime::Val::I32(x)) => wasmtime_wizer::SnapshotVal::I32(x),
@@ -162,31 +172,55 @@ fn compile() -> Result<Compiled, String> {
     let engine = engine().map_err(|e| format!("configuring wasmtime: {e}"))?;
     let mut wizer = wasmtime_wizer::Wizer::new();
     wizer.init_func("plimsoll_init");
-    let (cx, instrumented) = wizer.instrument(GUEST_WASM).map_err(|e| format!("preparing the guest snapshot: {e}"))?;
-    let module = Module::new(&engine, &instrumented).map_err(|e| format!("compiling the guest: {e}"))?;
+    let (cx, instrumented) = wizer
+        .instrument(GUEST_WASM)
+        .map_err(|e| format!("preparing the guest snapshot: {e}"))?;
+    let module =
+        Module::new(&engine, &instrumented).map_err(|e| format!("compiling the guest: {e}"))?;
     let linker = host::linker(&engine, &module).map_err(|e| format!("linking the guest: {e}"))?;
-    let mut state = RunState::new(MAX_MEMORY_MB as usize * 1024 * 1024, Duration::from_secs(60), Arc::new(AtomicBool::new(false)));
+    let mut state = RunState::new(
+        MAX_MEMORY_MB as usize * 1024 * 1024,
+        Duration::from_secs(60),
+        Arc::new(AtomicBool::new(false)),
+    );
     state.initialising = true;
     let mut store = Store::new(&engine, state);
     store.epoch_deadline_callback(|mut s| s.data_mut().check());
     store.set_epoch_deadline(u64::MAX / 2);
-    let instance = linker.instantiate(&mut store, &module).map_err(|e| format!("instantiating the guest: {e}"))?;
-    let init = instance.get_typed_func::<(), ()>(&mut store, "plimsoll_init").map_err(|e| format!("the guest's init: {e}"))?;
+    let instance = linker
+        .instantiate(&mut store, &module)
+        .map_err(|e| format!("instantiating the guest: {e}"))?;
+    let init = instance
+        .get_typed_func::<(), ()>(&mut store, "plimsoll_init")
+        .map_err(|e| format!("the guest's init: {e}"))?;
     init.call(&mut store, ()).map_err(|e| {
-        let stderr = String::from_utf8_lossy(&std::mem::take(&mut store.data_mut().stderr).finish().0).into_owned();
+        let stderr =
+            String::from_utf8_lossy(&std::mem::take(&mut store.data_mut().stderr).finish().0)
+                .into_owned();
         format!("initialising the guest: {e} {stderr}")
     })?;
-    let engine_version = engine_version(&mut store, &instance).map_err(|e| format!("reading the guest's engine version: {e}"))?;
-    let snapshot = complete(wizer.snapshot(&cx, &mut Snapshotter { store: &mut store, instance }))
-        .map_err(|e| format!("snapshotting the guest: {e}"))?;
+    let engine_version = engine_version(&mut store, &instance)
+        .map_err(|e| format!("reading the guest's engine version: {e}"))?;
+    let snapshot = complete(wizer.snapshot(
+        &cx,
+        &mut Snapshotter {
+            store: &mut store,
+            instance,
+        },
+    ))
+    .map_err(|e| format!("snapshotting the guest: {e}"))?;
     drop(store);
-    let module = Module::new(&engine, &snapshot).map_err(|e| format!("compiling the guest snapshot: {e}"))?;
-    let linker = host::linker(&engine, &module).map_err(|e| format!("linking the guest snapshot: {e}"))?;
+    let module = Module::new(&engine, &snapshot)
+        .map_err(|e| format!("compiling the guest snapshot: {e}"))?;
+    let linker =
+        host::linker(&engine, &module).map_err(|e| format!("linking the guest snapshot: {e}"))?;
     let initial_memory = module
         .exports()
         .find_map(|e| e.ty().memory().map(|m| m.minimum() * m.page_size()))
         .ok_or("the guest snapshot exports no memory")?;
-    let pre = linker.instantiate_pre(&module).map_err(|e| format!("resolving the guest's imports: {e}"))?;
+    let pre = linker
+        .instantiate_pre(&module)
+        .map_err(|e| format!("resolving the guest's imports: {e}"))?;
     let ticker = Ticker::start(&engine).map_err(|e| format!("starting the epoch ticker: {e}"))?;
     Ok(Compiled {
         engine,

@@ -42,23 +42,38 @@ const MAX_IOVS: u32 = 1024;
 
 /// The WASI functions implemented here; any other `wasi_snapshot_preview1`
 /// import answers `ENOSYS`.
-pub const WASI_FUNCTIONS: &[&str] =
-    &["fd_write", "proc_exit", "random_get", "clock_time_get", "environ_get", "environ_sizes_get", "fd_close", "fd_fdstat_get", "fd_seek"];
+pub const WASI_FUNCTIONS: &[&str] = &[
+    "fd_write",
+    "proc_exit",
+    "random_get",
+    "clock_time_get",
+    "environ_get",
+    "environ_sizes_get",
+    "fd_close",
+    "fd_fdstat_get",
+    "fd_seek",
+];
 
 /// A linker holding every host function the guest may import.
 pub fn linker(engine: &wasmtime::Engine, module: &Module) -> wasmtime::Result<Linker<RunState>> {
     let mut l = Linker::new(engine);
     const WASI: &str = "wasi_snapshot_preview1";
     l.func_wrap(WASI, "fd_write", fd_write)?;
-    l.func_wrap(WASI, "proc_exit", |code: i32| -> wasmtime::Result<()> { Err(wasmtime::Error::new(GuestExit(code & 0xff))) })?;
+    l.func_wrap(WASI, "proc_exit", |code: i32| -> wasmtime::Result<()> {
+        Err(wasmtime::Error::new(GuestExit(code & 0xff)))
+    })?;
     l.func_wrap(WASI, "random_get", random_get)?;
     l.func_wrap(WASI, "clock_time_get", clock_time_get)?;
-    l.func_wrap(WASI, "environ_sizes_get", |mut c: Caller<'_, RunState>, count: i32, size: i32| -> i32 {
-        match put(&mut c, count, &0u32.to_le_bytes()) {
-            ERRNO_SUCCESS => put(&mut c, size, &0u32.to_le_bytes()),
-            errno => errno,
-        }
-    })?;
+    l.func_wrap(
+        WASI,
+        "environ_sizes_get",
+        |mut c: Caller<'_, RunState>, count: i32, size: i32| -> i32 {
+            match put(&mut c, count, &0u32.to_le_bytes()) {
+                ERRNO_SUCCESS => put(&mut c, size, &0u32.to_le_bytes()),
+                errno => errno,
+            }
+        },
+    )?;
     l.func_wrap(WASI, "environ_get", |_: i32, _: i32| ERRNO_SUCCESS)?;
     l.func_wrap(WASI, "fd_close", |_: i32| ERRNO_BADF)?;
     l.func_wrap(WASI, "fd_fdstat_get", |_: i32, _: i32| ERRNO_BADF)?;
@@ -66,15 +81,16 @@ pub fn linker(engine: &wasmtime::Engine, module: &Module) -> wasmtime::Result<Li
     l.func_wrap("plimsoll", "host_call", host_call)?;
     // Whatever else of WASI the guest names exists and does nothing.
     for import in module.imports() {
-        if import.module() == WASI && !WASI_FUNCTIONS.contains(&import.name()) {
-            if let wasmtime::ExternType::Func(ty) = import.ty() {
-                l.func_new(WASI, import.name(), ty.clone(), |_, _, results| {
-                    if let Some(r) = results.first_mut() {
-                        *r = wasmtime::Val::I32(ERRNO_NOSYS);
-                    }
-                    Ok(())
-                })?;
-            }
+        if let wasmtime::ExternType::Func(ty) = import.ty()
+            && import.module() == WASI
+            && !WASI_FUNCTIONS.contains(&import.name())
+        {
+            l.func_new(WASI, import.name(), ty.clone(), |_, _, results| {
+                if let Some(r) = results.first_mut() {
+                    *r = wasmtime::Val::I32(ERRNO_NOSYS);
+                }
+                Ok(())
+            })?;
         }
     }
     Ok(l)
@@ -99,8 +115,16 @@ fn range(data: &[u8], ptr: u32, len: u32) -> Option<&[u8]> {
     data.get(ptr as usize..(ptr as usize).checked_add(len as usize)?)
 }
 
-fn fd_write(mut caller: Caller<'_, RunState>, fd: i32, iovs: i32, iovs_len: i32, nwritten: i32) -> i32 {
-    let Some(mem) = memory(&mut caller) else { return ERRNO_FAULT };
+fn fd_write(
+    mut caller: Caller<'_, RunState>,
+    fd: i32,
+    iovs: i32,
+    iovs_len: i32,
+    nwritten: i32,
+) -> i32 {
+    let Some(mem) = memory(&mut caller) else {
+        return ERRNO_FAULT;
+    };
     let (data, state) = mem.data_and_store_mut(&mut caller);
     let sink = match fd {
         1 => &mut state.stdout,
@@ -111,12 +135,16 @@ fn fd_write(mut caller: Caller<'_, RunState>, fd: i32, iovs: i32, iovs_len: i32,
     if count > MAX_IOVS {
         return ERRNO_INVAL;
     }
-    let Some(table) = range(data, iovs, count * 8) else { return ERRNO_FAULT };
+    let Some(table) = range(data, iovs, count * 8) else {
+        return ERRNO_FAULT;
+    };
     let mut total: u32 = 0;
     for iov in table.chunks_exact(8) {
         let ptr = u32::from_le_bytes([iov[0], iov[1], iov[2], iov[3]]);
         let len = u32::from_le_bytes([iov[4], iov[5], iov[6], iov[7]]);
-        let Some(bytes) = range(data, ptr, len) else { return ERRNO_FAULT };
+        let Some(bytes) = range(data, ptr, len) else {
+            return ERRNO_FAULT;
+        };
         sink.push(bytes);
         total = total.saturating_add(len);
     }
@@ -128,10 +156,17 @@ fn fd_write(mut caller: Caller<'_, RunState>, fd: i32, iovs: i32, iovs_len: i32,
 }
 
 fn random_get(mut caller: Caller<'_, RunState>, buf: i32, len: i32) -> i32 {
-    let Some(mem) = memory(&mut caller) else { return ERRNO_FAULT };
+    let Some(mem) = memory(&mut caller) else {
+        return ERRNO_FAULT;
+    };
     let (data, state) = mem.data_and_store_mut(&mut caller);
     let (start, len) = (buf as u32 as usize, len as u32 as usize);
-    let Some(out) = start.checked_add(len).and_then(|end| data.get_mut(start..end)) else { return ERRNO_FAULT };
+    let Some(out) = start
+        .checked_add(len)
+        .and_then(|end| data.get_mut(start..end))
+    else {
+        return ERRNO_FAULT;
+    };
     if state.initialising {
         out.fill(0);
     } else {
@@ -147,7 +182,10 @@ fn clock_time_get(mut caller: Caller<'_, RunState>, id: i32, _precision: i64, ou
     } else {
         match id {
             // Realtime.
-            0 => SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0),
+            0 => SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0),
             // Monotonic, and the process/thread CPU clocks: time since the run began.
             1..=3 => state.started.elapsed().as_nanos() as u64,
             _ => return ERRNO_INVAL,
@@ -161,10 +199,20 @@ fn clock_time_get(mut caller: Caller<'_, RunState>, id: i32, _precision: i64, ou
 /// response's length (written at `resp_ptr`, at most `resp_cap`); a negative
 /// value is a status ([`HOST_NO_GRANT`], [`HOST_FAULT`]). Today every
 /// well-formed call gets [`HOST_NO_GRANT`]: no run carries a grant yet.
-fn host_call(mut caller: Caller<'_, RunState>, req: i32, req_len: i32, resp: i32, resp_cap: i32) -> i64 {
-    let Some(mem) = memory(&mut caller) else { return HOST_FAULT };
+fn host_call(
+    mut caller: Caller<'_, RunState>,
+    req: i32,
+    req_len: i32,
+    resp: i32,
+    resp_cap: i32,
+) -> i64 {
+    let Some(mem) = memory(&mut caller) else {
+        return HOST_FAULT;
+    };
     let data = mem.data(&caller);
-    if range(data, req as u32, req_len as u32).is_none() || range(data, resp as u32, resp_cap as u32).is_none() {
+    if range(data, req as u32, req_len as u32).is_none()
+        || range(data, resp as u32, resp_cap as u32).is_none()
+    {
         return HOST_FAULT;
     }
     HOST_NO_GRANT

@@ -67,11 +67,21 @@ pub struct MemoryCap {
 const MAX_TABLE_ELEMENTS: usize = 10_000;
 
 impl wasmtime::ResourceLimiter for MemoryCap {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         Ok(desired <= self.max_bytes)
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         Ok(desired <= MAX_TABLE_ELEMENTS)
     }
 
@@ -115,7 +125,9 @@ impl RunState {
     pub fn new(max_memory_bytes: usize, timeout: Duration, cancel: Arc<AtomicBool>) -> RunState {
         let started = Instant::now();
         RunState {
-            cap: MemoryCap { max_bytes: max_memory_bytes },
+            cap: MemoryCap {
+                max_bytes: max_memory_bytes,
+            },
             stdout: CappedBuffer::new(OUTPUT_CAP),
             stderr: CappedBuffer::new(OUTPUT_CAP),
             deadline: started + timeout,
@@ -165,23 +177,28 @@ impl Ticker {
         let live = Arc::new(AtomicUsize::new(0));
         let weak: Weak<AtomicUsize> = Arc::downgrade(&live);
         let engine = engine.weak();
-        let handle = thread::Builder::new().name("plimsoll-wasm-epoch".into()).spawn(move || {
-            loop {
-                let Some(live) = weak.upgrade() else { return };
-                if live.load(Ordering::Acquire) == 0 {
+        let handle = thread::Builder::new()
+            .name("plimsoll-wasm-epoch".into())
+            .spawn(move || {
+                loop {
+                    let Some(live) = weak.upgrade() else { return };
+                    if live.load(Ordering::Acquire) == 0 {
+                        drop(live);
+                        thread::park_timeout(Duration::from_secs(1));
+                        continue;
+                    }
                     drop(live);
-                    thread::park_timeout(Duration::from_secs(1));
-                    continue;
+                    thread::sleep(TICK);
+                    match engine.upgrade() {
+                        Some(engine) => engine.increment_epoch(),
+                        None => return,
+                    }
                 }
-                drop(live);
-                thread::sleep(TICK);
-                match engine.upgrade() {
-                    Some(engine) => engine.increment_epoch(),
-                    None => return,
-                }
-            }
-        })?;
-        Ok(Ticker { live, thread: handle.thread().clone() })
+            })?;
+        Ok(Ticker {
+            live,
+            thread: handle.thread().clone(),
+        })
     }
 
     /// Marks a run live (waking the ticker) until the guard drops.
@@ -200,7 +217,9 @@ mod tests {
 
     #[test]
     fn memory_cap_refuses_growth_past_it() {
-        let mut cap = MemoryCap { max_bytes: 32 << 20 };
+        let mut cap = MemoryCap {
+            max_bytes: 32 << 20,
+        };
         assert!(cap.memory_growing(0, 32 << 20, None).unwrap());
         assert!(!cap.memory_growing(0, (32 << 20) + 65536, None).unwrap());
         assert!(!cap.table_growing(0, MAX_TABLE_ELEMENTS + 1, None).unwrap());
@@ -211,14 +230,21 @@ mod tests {
     fn check_names_why_it_stopped() {
         let cancel = Arc::new(AtomicBool::new(false));
         let mut state = RunState::new(1 << 20, Duration::from_secs(60), cancel.clone());
-        assert!(matches!(state.check(), Ok(wasmtime::UpdateDeadline::Continue(1))));
+        assert!(matches!(
+            state.check(),
+            Ok(wasmtime::UpdateDeadline::Continue(1))
+        ));
         cancel.store(true, Ordering::Release);
-        let Err(err) = state.check() else { panic!("a cancelled run continued") };
+        let Err(err) = state.check() else {
+            panic!("a cancelled run continued")
+        };
         assert_eq!(err.downcast_ref::<Stop>(), Some(&Stop::Cancelled));
         assert_eq!(state.stopped, Some(Stop::Cancelled));
 
         let mut late = RunState::new(1 << 20, Duration::ZERO, Arc::new(AtomicBool::new(false)));
-        let Err(err) = late.check() else { panic!("a late run continued") };
+        let Err(err) = late.check() else {
+            panic!("a late run continued")
+        };
         assert_eq!(err.downcast_ref::<Stop>(), Some(&Stop::Deadline));
     }
 }

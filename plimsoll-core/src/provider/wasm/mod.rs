@@ -70,7 +70,10 @@ pub struct Wasm {
 
 impl std::fmt::Debug for Wasm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Wasm").field("compiled", &self.compiled).field("memory_mb", &self.memory_mb).finish()
+        f.debug_struct("Wasm")
+            .field("compiled", &self.compiled)
+            .field("memory_mb", &self.memory_mb)
+            .finish()
     }
 }
 
@@ -85,18 +88,31 @@ impl Wasm {
     /// cap is below what the guest needs to start or above 4096, or if the
     /// guest cannot be compiled here.
     pub fn new(memory_mb: u32) -> std::result::Result<Wasm, ConfigError> {
-        let compiled = guest::compiled().map_err(|e| ConfigError::new("SANDBOX_PROVIDER", format!("the wasm provider cannot start: {e}")))?;
+        let compiled = guest::compiled().map_err(|e| {
+            ConfigError::new(
+                "SANDBOX_PROVIDER",
+                format!("the wasm provider cannot start: {e}"),
+            )
+        })?;
         // The snapshot's own memory plus 1 MiB of room to run in.
         let floor = (compiled.initial_memory >> 20) as u32 + 2;
         if !(floor..=MAX_MEMORY_MB).contains(&memory_mb) {
             return Err(ConfigError::new(
                 "SANDBOX_MEMORY_MB",
-                format!("the wasm provider needs between {floor} and {MAX_MEMORY_MB} MiB, not {memory_mb}"),
+                format!(
+                    "the wasm provider needs between {floor} and {MAX_MEMORY_MB} MiB, not {memory_mb}"
+                ),
             ));
         }
         static RUNS: std::sync::OnceLock<Arc<Semaphore>> = std::sync::OnceLock::new();
-        let runs = RUNS.get_or_init(|| Arc::new(Semaphore::new(guest::MAX_CONCURRENT_RUNS as usize))).clone();
-        Ok(Wasm { compiled, memory_mb, runs })
+        let runs = RUNS
+            .get_or_init(|| Arc::new(Semaphore::new(guest::MAX_CONCURRENT_RUNS as usize)))
+            .clone();
+        Ok(Wasm {
+            compiled,
+            memory_mb,
+            runs,
+        })
     }
 
     /// The snippet environment: the guest module's digest and QuickJS-NG version.
@@ -113,12 +129,31 @@ impl Wasm {
 
     /// Runs `code` with this provider's limits, `timeout` and `cancel`, on a
     /// blocking thread.
-    async fn execute(&self, code: String, timeout: Duration, cancel: &tokio_util::sync::CancellationToken) -> Result<JavaScriptResult> {
+    async fn execute(
+        &self,
+        code: String,
+        timeout: Duration,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<JavaScriptResult> {
         let permit = self.runs.clone().try_acquire_owned().map_err(|_| {
-            Error::new(ErrorCode::AtCapacity, format!("the wasm provider is running {} snippets already", guest::MAX_CONCURRENT_RUNS))
+            Error::new(
+                ErrorCode::AtCapacity,
+                format!(
+                    "the wasm provider is running {} snippets already",
+                    guest::MAX_CONCURRENT_RUNS
+                ),
+            )
         })?;
-        let stop = StopOnDrop { flag: Arc::new(AtomicBool::new(false)), engine: self.compiled.engine.clone(), armed: true };
-        let limits = run::Limits { memory_bytes: self.memory_mb as usize * 1024 * 1024, timeout, cancel: stop.flag.clone() };
+        let stop = StopOnDrop {
+            flag: Arc::new(AtomicBool::new(false)),
+            engine: self.compiled.engine.clone(),
+            armed: true,
+        };
+        let limits = run::Limits {
+            memory_bytes: self.memory_mb as usize * 1024 * 1024,
+            timeout,
+            cancel: stop.flag.clone(),
+        };
         let compiled = self.compiled.clone();
         let mut stop = stop;
         let task = self.compiled.pool.run(move || {
@@ -134,7 +169,9 @@ impl Wasm {
             }
         };
         stop.armed = false;
-        joined.map_err(|e| Error::infrastructure(format!("wasm provider: the run's thread failed: {e}")))?
+        joined.map_err(|e| {
+            Error::infrastructure(format!("wasm provider: the run's thread failed: {e}"))
+        })?
     }
 }
 
@@ -181,11 +218,17 @@ impl Provider for Wasm {
     }
 
     fn environments(&self) -> Environments {
-        Environments { javascript: Some(self.environment()), ..Environments::default() }
+        Environments {
+            javascript: Some(self.environment()),
+            ..Environments::default()
+        }
     }
 
     fn resources(&self) -> RunResources {
-        RunResources { memory_mb: self.memory_mb, ..RunResources::default() }
+        RunResources {
+            memory_mb: self.memory_mb,
+            ..RunResources::default()
+        }
     }
 
     /// Runs real snippets and checks their output and exit, and checks that the
@@ -194,7 +237,13 @@ impl Provider for Wasm {
     async fn prove(&self) -> Result<Isolation> {
         let never = tokio_util::sync::CancellationToken::new();
         for (code, want) in PROOF {
-            let got = self.execute((*code).to_string(), Duration::from_millis(DEFAULT_TIMEOUT_MS as u64), &never).await?;
+            let got = self
+                .execute(
+                    (*code).to_string(),
+                    Duration::from_millis(DEFAULT_TIMEOUT_MS as u64),
+                    &never,
+                )
+                .await?;
             if got.exit_code != 0 || got.stdout != want.as_bytes() || !got.stderr.is_empty() {
                 return Err(Error::infrastructure(format!(
                     "wasm provider: the startup proof {code:?} printed {:?} (stderr {:?}, exit {}), not {want:?}",
@@ -205,17 +254,29 @@ impl Provider for Wasm {
             }
         }
         let compiled = self.compiled.clone();
-        let status = self.compiled.pool.run(move || run::probe_host(&compiled))
+        let status = self
+            .compiled
+            .pool
+            .run(move || run::probe_host(&compiled))
             .await
-            .map_err(|e| Error::infrastructure(format!("wasm provider: the proof's thread failed: {e}")))??;
+            .map_err(|e| {
+                Error::infrastructure(format!("wasm provider: the proof's thread failed: {e}"))
+            })??;
         if status != HOST_NO_GRANT {
-            return Err(Error::infrastructure(format!("wasm provider: the host call answered {status}, not \"no grant\"")));
+            return Err(Error::infrastructure(format!(
+                "wasm provider: the host call answered {status}, not \"no grant\""
+            )));
         }
         Ok(Isolation::Process)
     }
 
-    async fn run_javascript(&self, job: &JavaScriptRun, ctx: &RunContext) -> Result<JavaScriptResult> {
-        self.execute(job.code.clone(), ctx.timeout, &ctx.cancel).await
+    async fn run_javascript(
+        &self,
+        job: &JavaScriptRun,
+        ctx: &RunContext,
+    ) -> Result<JavaScriptResult> {
+        self.execute(job.code.clone(), ctx.timeout, &ctx.cancel)
+            .await
     }
 }
 

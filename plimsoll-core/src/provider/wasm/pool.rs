@@ -28,13 +28,21 @@ impl Pool {
     /// An empty pool; threads start on demand.
     pub fn new() -> Pool {
         let (tx, rx) = mpsc::channel();
-        Pool { jobs: Mutex::new(tx), queue: Arc::new(Mutex::new(rx)), busy: Arc::default(), threads: AtomicUsize::new(0) }
+        Pool {
+            jobs: Mutex::new(tx),
+            queue: Arc::new(Mutex::new(rx)),
+            busy: Arc::default(),
+            threads: AtomicUsize::new(0),
+        }
     }
 
     /// Runs `job` on a pool thread and hands back its result. A thread is
     /// started whenever every existing one is busy, so no job waits behind
     /// another (the caller bounds how many are in flight).
-    pub async fn run<R: Send + 'static>(&self, job: impl FnOnce() -> R + Send + 'static) -> std::io::Result<R> {
+    pub async fn run<R: Send + 'static>(
+        &self,
+        job: impl FnOnce() -> R + Send + 'static,
+    ) -> std::io::Result<R> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let busy = self.busy.clone();
         let wanted = busy.fetch_add(1, Ordering::AcqRel) + 1;
@@ -52,24 +60,28 @@ impl Pool {
             .map_err(|_| std::io::Error::other("the run queue is poisoned"))?
             .send(job)
             .map_err(|_| std::io::Error::other("the run threads are gone"))?;
-        rx.await.map_err(|_| std::io::Error::other("the run's thread ended without an answer"))
+        rx.await
+            .map_err(|_| std::io::Error::other("the run's thread ended without an answer"))
     }
 
     fn spawn(&self) -> std::io::Result<()> {
         let n = self.threads.fetch_add(1, Ordering::AcqRel);
         let queue = self.queue.clone();
-        let spawned = std::thread::Builder::new().name(format!("plimsoll-wasm-{n}")).stack_size(THREAD_STACK).spawn(move || {
-            loop {
-                let job = match queue.lock() {
-                    Ok(rx) => rx.recv(),
-                    Err(_) => return,
-                };
-                match job {
-                    Ok(job) => job(),
-                    Err(_) => return,
+        let spawned = std::thread::Builder::new()
+            .name(format!("plimsoll-wasm-{n}"))
+            .stack_size(THREAD_STACK)
+            .spawn(move || {
+                loop {
+                    let job = match queue.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => return,
+                    };
+                    match job {
+                        Ok(job) => job(),
+                        Err(_) => return,
+                    }
                 }
-            }
-        });
+            });
         spawned.map(drop).inspect_err(|_| {
             self.threads.fetch_sub(1, Ordering::AcqRel);
         })
@@ -88,7 +100,11 @@ mod tests {
             .map(|i| {
                 let (pool, barrier) = (pool.clone(), barrier.clone());
                 // All three must be running at once to pass the barrier.
-                tokio::spawn(async move { pool.run(move || barrier.wait().is_leader() as usize + i).await.unwrap() })
+                tokio::spawn(async move {
+                    pool.run(move || barrier.wait().is_leader() as usize + i)
+                        .await
+                        .unwrap()
+                })
             })
             .collect();
         let mut sum = 0;
@@ -100,7 +116,10 @@ mod tests {
         // A deep frame that a 2 MiB stack could not hold.
         let depth = pool.run(|| {
             let big = [1u8; 4 * 1024 * 1024];
-            std::hint::black_box(&big).iter().map(|&b| b as usize).sum::<usize>()
+            std::hint::black_box(&big)
+                .iter()
+                .map(|&b| b as usize)
+                .sum::<usize>()
         });
         assert_eq!(depth.await.unwrap(), 4 * 1024 * 1024);
     }

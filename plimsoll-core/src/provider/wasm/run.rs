@@ -44,7 +44,10 @@ fn infrastructure(what: &str, e: impl std::fmt::Display) -> Error {
 /// ends; call it from a blocking-capable thread.
 pub fn execute(compiled: &Compiled, code: &str, limits: &Limits) -> Result<JavaScriptResult> {
     let _live = compiled.ticker.live();
-    let mut store = Store::new(&compiled.engine, RunState::new(limits.memory_bytes, limits.timeout, limits.cancel.clone()));
+    let mut store = Store::new(
+        &compiled.engine,
+        RunState::new(limits.memory_bytes, limits.timeout, limits.cancel.clone()),
+    );
     store.limiter(|s| &mut s.cap);
     store.epoch_deadline_callback(|mut s| s.data_mut().check());
     store.set_epoch_deadline(1);
@@ -56,9 +59,14 @@ pub fn execute(compiled: &Compiled, code: &str, limits: &Limits) -> Result<JavaS
         Ok(code) => code,
         Err(Setup(e)) => return Err(e),
         Err(Trapped(e)) => match state.stopped {
-            Some(Stop::Cancelled) => return Err(Error::new(ErrorCode::Cancelled, "the run was cancelled")),
+            Some(Stop::Cancelled) => {
+                return Err(Error::new(ErrorCode::Cancelled, "the run was cancelled"));
+            }
             Some(Stop::Deadline) => EXIT_TIMEOUT,
-            None => match (e.downcast_ref::<GuestExit>(), e.downcast_ref::<wasmtime::Trap>()) {
+            None => match (
+                e.downcast_ref::<GuestExit>(),
+                e.downcast_ref::<wasmtime::Trap>(),
+            ) {
                 (Some(GuestExit(code)), _) => *code,
                 (None, Some(trap)) => {
                     stderr.push(format!("plimsoll: the guest trapped: {trap}\n").as_bytes());
@@ -89,37 +97,67 @@ enum Failure {
 }
 use Failure::{Setup, Trapped};
 
-fn start(compiled: &Compiled, store: &mut Store<RunState>, code: &str) -> std::result::Result<i32, Failure> {
-    let instance = compiled.pre.instantiate(&mut *store).map_err(|e| Setup(infrastructure("instantiating the guest", e)))?;
+fn start(
+    compiled: &Compiled,
+    store: &mut Store<RunState>,
+    code: &str,
+) -> std::result::Result<i32, Failure> {
+    let instance = compiled
+        .pre
+        .instantiate(&mut *store)
+        .map_err(|e| Setup(infrastructure("instantiating the guest", e)))?;
     let alloc = instance
         .get_typed_func::<u32, u32>(&mut *store, "plimsoll_alloc")
         .map_err(|e| Setup(infrastructure("the guest's plimsoll_alloc", e)))?;
     let run = instance
         .get_typed_func::<(u32, u32), i32>(&mut *store, "plimsoll_run")
         .map_err(|e| Setup(infrastructure("the guest's plimsoll_run", e)))?;
-    let memory = instance.get_memory(&mut *store, "memory").ok_or_else(|| Setup(infrastructure("the guest", "no memory export")))?;
-    let len = u32::try_from(code.len()).map_err(|_| Setup(Error::invalid("the snippet is too large for the wasm provider")))?;
+    let memory = instance
+        .get_memory(&mut *store, "memory")
+        .ok_or_else(|| Setup(infrastructure("the guest", "no memory export")))?;
+    let len = u32::try_from(code.len()).map_err(|_| {
+        Setup(Error::invalid(
+            "the snippet is too large for the wasm provider",
+        ))
+    })?;
     let ptr = alloc.call(&mut *store, len).map_err(Trapped)?;
     if ptr == 0 {
-        store.data_mut().stderr.push(b"plimsoll: the snippet does not fit in the guest's memory cap\n");
+        store
+            .data_mut()
+            .stderr
+            .push(b"plimsoll: the snippet does not fit in the guest's memory cap\n");
         return Ok(1);
     }
-    memory.write(&mut *store, ptr as usize, code.as_bytes()).map_err(|e| Setup(infrastructure("copying the snippet in", e)))?;
+    memory
+        .write(&mut *store, ptr as usize, code.as_bytes())
+        .map_err(|e| Setup(infrastructure("copying the snippet in", e)))?;
     run.call(&mut *store, (ptr, len)).map_err(Trapped)
 }
 
 /// Calls the guest's `plimsoll_host_probe` on a fresh instance and returns the
 /// status `plimsoll.host_call` gave it.
 pub fn probe_host(compiled: &Compiled) -> Result<i64> {
-    let limits = Limits { memory_bytes: compiled.initial_memory as usize + (1 << 20), timeout: Duration::from_secs(5), cancel: Arc::default() };
+    let limits = Limits {
+        memory_bytes: compiled.initial_memory as usize + (1 << 20),
+        timeout: Duration::from_secs(5),
+        cancel: Arc::default(),
+    };
     let _live = compiled.ticker.live();
-    let mut store = Store::new(&compiled.engine, RunState::new(limits.memory_bytes, limits.timeout, limits.cancel));
+    let mut store = Store::new(
+        &compiled.engine,
+        RunState::new(limits.memory_bytes, limits.timeout, limits.cancel),
+    );
     store.limiter(|s| &mut s.cap);
     store.epoch_deadline_callback(|mut s| s.data_mut().check());
     store.set_epoch_deadline(1);
-    let instance = compiled.pre.instantiate(&mut store).map_err(|e| infrastructure("instantiating the guest", e))?;
+    let instance = compiled
+        .pre
+        .instantiate(&mut store)
+        .map_err(|e| infrastructure("instantiating the guest", e))?;
     let probe = instance
         .get_typed_func::<(), i64>(&mut store, "plimsoll_host_probe")
         .map_err(|e| infrastructure("the guest's plimsoll_host_probe", e))?;
-    probe.call(&mut store, ()).map_err(|e| infrastructure("probing the host call", e))
+    probe
+        .call(&mut store, ())
+        .map_err(|e| infrastructure("probing the host call", e))
 }
