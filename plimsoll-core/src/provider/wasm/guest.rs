@@ -91,7 +91,13 @@ fn engine() -> wasmtime::Result<Engine> {
         .total_memories(MAX_CONCURRENT_RUNS + 1)
         .total_tables(MAX_CONCURRENT_RUNS + 1)
         .max_memory_size(MAX_MEMORY_MB as usize * 1024 * 1024)
-        .table_elements(4096);
+        .table_elements(4096)
+        // Reset a returned slot's first 8 MiB (the guest's stack, image and a
+        // hello run's heap) in place rather than by madvise: 0.18 -> 0.075 ms
+        // per hello run here. The reset is wasmtime's; with Linux's
+        // PAGEMAP_SCAN (6.7+) only dirty pages are touched.
+        .linear_memory_keep_resident(8 << 20)
+        .table_keep_resident(64 << 10);
     let mut config = Config::new();
     config
         .epoch_interruption(true)

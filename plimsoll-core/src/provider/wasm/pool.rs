@@ -47,7 +47,11 @@ impl Pool {
         let busy = self.busy.clone();
         let wanted = busy.fetch_add(1, Ordering::AcqRel) + 1;
         let job: Job = Box::new(move || {
-            let _ = tx.send(job());
+            // A panicking job loses its answer (the caller sees an error), not
+            // the thread or the count of busy threads.
+            if let Ok(answer) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)) {
+                let _ = tx.send(answer);
+            }
             busy.fetch_sub(1, Ordering::AcqRel);
         });
         if wanted > self.threads.load(Ordering::Acquire) {
@@ -122,5 +126,15 @@ mod tests {
                 .sum::<usize>()
         });
         assert_eq!(depth.await.unwrap(), 4 * 1024 * 1024);
+    }
+
+    #[tokio::test]
+    async fn a_panicking_job_is_an_error_and_the_thread_lives_on() {
+        let pool = Pool::new();
+        let err = pool.run(|| -> usize { panic!("a bug in a job") }).await.unwrap_err();
+        assert!(err.to_string().contains("without an answer"), "{err}");
+        assert_eq!(pool.run(|| 7).await.unwrap(), 7);
+        assert_eq!(pool.threads.load(Ordering::Acquire), 1, "the same thread ran both");
+        assert_eq!(pool.busy.load(Ordering::Acquire), 0);
     }
 }
