@@ -3,7 +3,9 @@
 // that closes over the guest's natives, so none of them is reachable by name.
 (function setup(native) {
   'use strict';
-  const write = native.write;
+  const nativeWrite = native.write;
+  // Lone surrogates cannot be encoded as UTF-8: print U+FFFD, as Node does.
+  const write = (fd, text) => nativeWrite(fd, text.isWellFormed() ? text : text.toWellFormed());
   const exitNow = native.exit;
   const promiseState = native.promiseState;
   const ObjectProto = Object.prototype;
@@ -89,7 +91,8 @@
     if (typeof stack !== 'string' || stack === '') return '[' + head + ']';
     // QuickJS's stack holds only frames; Node's starts with "Name: message".
     if (!stack.startsWith(head)) stack = head + (stack.startsWith('\n') ? '' : '\n') + stack;
-    stack = stack.replace(/\n+$/, '');
+    // Frames inside this prelude are plimsoll's, not the snippet's.
+    stack = stack.split('\n').filter((line) => !line.includes('(plimsoll:prelude:')).join('\n').replace(/\n+$/, '');
     return stack.includes('\n    at') ? stack : '[' + stack + ']';
   }
 
@@ -241,7 +244,16 @@
       braces = [(p === 'Array(' + v.length + ') ' ? '' : p) + '[', ']'];
       if (v.length === 0 && keys.length === 0) return braces[0] + ']';
       extras = () => formatArrayish(ctx, v, recurseTimes, v.length);
-    } else if (ArrayBuffer.isView(v) && !(v instanceof DataView)) {
+    } else if (v instanceof DataView) {
+      keys = ownKeys(v, false);
+      braces = [prefix('DataView') + '{', '}'];
+      extras = () => {
+        ctx.indentationLvl += 2;
+        const buffer = formatValue(ctx, v.buffer, recurseTimes, false);
+        ctx.indentationLvl -= 2;
+        return ['byteLength: ' + v.byteLength, 'byteOffset: ' + v.byteOffset, 'buffer: ' + buffer];
+      };
+    } else if (ArrayBuffer.isView(v)) {
       isArray = true;
       keys = ownKeys(v, true);
       braces = [prefix('TypedArray', v.length) + '[', ']'];
@@ -281,8 +293,23 @@
       } else if (v instanceof Error) {
         base = errorBase(v);
         if (ctx.indentationLvl !== 0) base = base.split('\n').join('\n' + ' '.repeat(ctx.indentationLvl));
-        keys = keys.filter((k) => k !== 'stack' && k !== 'message');
-        if (keys.length === 0) return base;
+        // As Node: name, message and stack are left out when the stack shows them.
+        keys = keys.filter((k) => !((k === 'name' || k === 'message' || k === 'stack') &&
+          typeof v[k] === 'string' && base.includes(v[k])));
+        for (const hidden of ['cause', 'errors']) {
+          const d = Object.getOwnPropertyDescriptor(v, hidden);
+          if (d !== undefined && !d.enumerable) {
+            const prev = extras;
+            extras = () => {
+              const out = prev ? prev() : [];
+              ctx.indentationLvl += 2;
+              out.push('[' + hidden + ']: ' + formatValue(ctx, d.value, recurseTimes, false));
+              ctx.indentationLvl -= 2;
+              return out;
+            };
+          }
+        }
+        if (keys.length === 0 && extras === null) return base;
       } else if (v instanceof RegExp) {
         base = RegExp.prototype.toString.call(v);
         if (keys.length === 0) return base;
@@ -441,6 +468,39 @@
     return out;
   }
 
+  // Node's console.table for the common shapes: rows of objects or of values.
+  function table(data, only) {
+    if (data === null || typeof data !== 'object') return format([data]);
+    const cell = (v) => formatValue({ depth: 1, breakLength: Infinity, compact: 3, indentationLvl: 0,
+      currentDepth: 0, seen: [], circular: new Map() }, v, 1, false);
+    const rows = [];
+    const cols = [];
+    let values = false;
+    const entries = data instanceof Map ? [...data.entries()]
+      : Array.isArray(data) ? data.map((v, i) => [i, v]) : Object.entries(data);
+    for (const [index, row] of entries) {
+      const cells = new Map();
+      if (row !== null && typeof row === 'object') {
+        for (const k of Object.keys(row)) {
+          if (Array.isArray(only) && !only.includes(k)) continue;
+          if (!cols.includes(k)) cols.push(k);
+          cells.set(k, cell(row[k]));
+        }
+      } else {
+        values = true;
+        cells.set('\u0000values', cell(row));
+      }
+      rows.push([String(index), cells]);
+    }
+    const head = ['(index)', ...cols, ...(values ? ['Values'] : [])];
+    const keysOf = [null, ...cols, ...(values ? ['\u0000values'] : [])];
+    const body = rows.map(([index, cells]) => keysOf.map((k) => k === null ? index : (cells.get(k) ?? '')));
+    const width = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)) + 2);
+    const line = (l, m, r) => l + width.map((w) => '─'.repeat(w)).join(m) + r;
+    const row = (cells) => '│' + cells.map((c, i) => ' ' + c.padEnd(width[i] - 1)).join('│') + '│';
+    return [line('┌', '┬', '┐'), row(head), line('├', '┼', '┤'), ...body.map(row), line('└', '┴', '┘')].join('\n');
+  }
+
   // -------------------------------------------------------------- console
   let groupIndent = '';
   const counts = new Map();
@@ -489,7 +549,7 @@
     group(...a) { if (a.length > 0) emit(1, format(a)); groupIndent += '  '; },
     groupCollapsed(...a) { if (a.length > 0) emit(1, format(a)); groupIndent += '  '; },
     groupEnd() { groupIndent = groupIndent.slice(0, -2); },
-    table(...a) { emit(1, format(a)); },
+    table(data, columns) { emit(1, table(data, columns)); },
   };
   Object.defineProperty(globalThis, 'console', { value: console, writable: true, configurable: true, enumerable: false });
 

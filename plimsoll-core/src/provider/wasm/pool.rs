@@ -131,10 +131,17 @@ mod tests {
     #[tokio::test]
     async fn a_panicking_job_is_an_error_and_the_thread_lives_on() {
         let pool = Pool::new();
-        let err = pool.run(|| -> usize { panic!("a bug in a job") }).await.unwrap_err();
+        let err = pool
+            .run(|| -> usize { panic!("a bug in a job") })
+            .await
+            .unwrap_err();
         assert!(err.to_string().contains("without an answer"), "{err}");
         assert_eq!(pool.run(|| 7).await.unwrap(), 7);
-        assert_eq!(pool.threads.load(Ordering::Acquire), 1, "the same thread ran both");
+        assert_eq!(
+            pool.threads.load(Ordering::Acquire),
+            1,
+            "the same thread ran both"
+        );
         assert_eq!(pool.busy.load(Ordering::Acquire), 0);
     }
 }

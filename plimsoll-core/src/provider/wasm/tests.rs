@@ -89,6 +89,19 @@ async fn prints_like_node() {
             "process.stdout.write('no newline'); console.info('x'); console.debug('y')",
             "no newlinex\ny\n",
         ),
+        (
+            "console.log('a\\ud800b', 'h\u{e9}llo \u{2713}')",
+            "a\u{fffd}b h\u{e9}llo \u{2713}\n",
+        ),
+        (
+            "console.log({ get g() { return 1 }, set s(v) {} }, new Number(3), [NaN, -Infinity])",
+            "{ g: [Getter], s: [Setter] } [Number: 3] [ NaN, -Infinity ]\n",
+        ),
+        (
+            "console.table([{ a: 1, b: 'x' }, { a: 2, c: true }])",
+            "┌─────────┬───┬─────┬──────┐\n│ (index) │ a │ b   │ c    │\n├─────────┼───┼─────┼──────┤\n\
+             │ 0       │ 1 │ 'x' │      │\n│ 1       │ 2 │     │ true │\n└─────────┴───┴─────┴──────┘\n",
+        ),
     ];
     for (code, want) in cases {
         assert_eq!(
@@ -109,6 +122,16 @@ async fn errors_print_with_their_stack() {
     assert!(
         out.starts_with("{\n  e: Error: inner\n      at "),
         "nested stacks are indented: {out}"
+    );
+    let (out, _, _) = run("console.log(new Error('outer', { cause: 'why' }))").await;
+    assert!(
+        out.starts_with("Error: outer\n    at ") && out.ends_with(" {\n  [cause]: 'why'\n}\n"),
+        "{out}"
+    );
+    let (_, err, _) = run("console.trace('here')").await;
+    assert_eq!(
+        err, "Trace: here\n    at <eval> ([eval]:1:8)\n",
+        "the prelude's own frames are left out"
     );
 }
 
