@@ -19,7 +19,9 @@ use rquickjs::{Context, Ctx, Function, Object, Persistent, Promise, Runtime, Val
 
 mod sys;
 
-/// The JavaScript half of the guest: console, process, inspect, exit handling.
+/// Node's util.inspect, in JavaScript: a function of the promise-state native.
+const INSPECT: &str = include_str!("inspect.js");
+/// The rest of the JavaScript half: console, process, exit bookkeeping.
 const PRELUDE: &str = include_str!("prelude.js");
 
 struct Guest {
@@ -111,8 +113,12 @@ fn init() -> rquickjs::Result<Guest> {
     let rt = Runtime::new()?;
     let ctx = Context::full(&rt)?;
     let hooks = ctx.with(|ctx| -> rquickjs::Result<Persistent<Object<'static>>> {
+        let natives = natives(&ctx)?;
+        let make_inspect: Function =
+            ctx.eval_with_options(INSPECT, options("plimsoll:inspect", true))?;
+        let util: Object = make_inspect.call((natives.get::<_, Value>("promiseState")?,))?;
         let setup: Function = ctx.eval_with_options(PRELUDE, options("plimsoll:prelude", true))?;
-        let hooks: Object = setup.call((natives(&ctx)?,))?;
+        let hooks: Object = setup.call((natives, util))?;
         let track: Function = hooks.get("track")?;
         TRACK.with(|t| *t.borrow_mut() = Some(Persistent::save(&ctx, track)));
         Ok(Persistent::save(&ctx, hooks))
