@@ -94,7 +94,7 @@ impl Wasm {
                 format!("the wasm provider cannot start: {e}"),
             )
         })?;
-        // The snapshot's own memory plus 1 MiB of room to run in.
+        // The snapshot's own memory plus at least 1 MiB of room to run in.
         let floor = (compiled.initial_memory >> 20) as u32 + 2;
         if !(floor..=MAX_MEMORY_MB).contains(&memory_mb) {
             return Err(ConfigError::new(
