@@ -384,9 +384,19 @@ async fn nothing_survives_from_one_run_to_the_next() {
     assert!(out.starts_with("undefined undefined undefined "), "{out}");
     // Memory a run dirtied is reset before the next run gets it: fresh
     // allocations read as zeros, not as the last run's bytes.
-    let dirty = run(&e, "const b = new Uint8Array(48 << 20); b.fill(0xa5); console.log(b[12345])", 10_000).await;
+    let dirty = run(
+        &e,
+        "const b = new Uint8Array(48 << 20); b.fill(0xa5); console.log(b[12345])",
+        10_000,
+    )
+    .await;
     assert_eq!(text(&dirty.stdout), "165\n");
-    let clean = run(&e, "const b = new Uint8Array(48 << 20); console.log(b.some(x => x !== 0))", 10_000).await;
+    let clean = run(
+        &e,
+        "const b = new Uint8Array(48 << 20); console.log(b.some(x => x !== 0))",
+        10_000,
+    )
+    .await;
     assert_eq!(text(&clean.stdout), "false\n");
     // Math.random draws a fresh sequence each run.
     let r1 = text(&first.stdout)

@@ -42,6 +42,9 @@ pub struct Compiled {
     pub ticker: Ticker,
     /// The threads runs execute on.
     pub pool: Pool,
+    /// One permit per run in flight, [`MAX_CONCURRENT_RUNS`] in all (the
+    /// pooling allocator has a slot for each).
+    pub runs: Arc<tokio::sync::Semaphore>,
     /// `sha256:<hex>` of [`GUEST_WASM`].
     pub module_digest: String,
     /// The QuickJS-NG version the guest reports.
@@ -233,6 +236,7 @@ fn compile() -> Result<Compiled, String> {
         pre,
         ticker,
         pool: Pool::new(),
+        runs: Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT_RUNS as usize)),
         module_digest: sha256(GUEST_WASM),
         engine_version,
         snapshot_digest: sha256(&snapshot),

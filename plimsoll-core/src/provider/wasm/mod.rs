@@ -32,7 +32,6 @@ use async_trait::async_trait;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use tokio::sync::Semaphore;
 
 use crate::config::{Config, ConfigError};
 use crate::error::{Error, ErrorCode, Result};
@@ -65,7 +64,6 @@ pub const MAX_TIMEOUT_MS: u32 = 30_000;
 pub struct Wasm {
     compiled: Arc<guest::Compiled>,
     memory_mb: u32,
-    runs: Arc<Semaphore>,
 }
 
 impl std::fmt::Debug for Wasm {
@@ -104,14 +102,9 @@ impl Wasm {
                 ),
             ));
         }
-        static RUNS: std::sync::OnceLock<Arc<Semaphore>> = std::sync::OnceLock::new();
-        let runs = RUNS
-            .get_or_init(|| Arc::new(Semaphore::new(guest::MAX_CONCURRENT_RUNS as usize)))
-            .clone();
         Ok(Wasm {
             compiled,
             memory_mb,
-            runs,
         })
     }
 
@@ -128,23 +121,28 @@ impl Wasm {
     }
 
     /// Runs `code` with this provider's limits, `timeout` and `cancel`, on a
-    /// blocking thread.
+    /// run thread.
     async fn execute(
         &self,
         code: String,
         timeout: Duration,
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<JavaScriptResult> {
-        let permit = self.runs.clone().try_acquire_owned().map_err(|_| {
-            Error::new(
-                ErrorCode::AtCapacity,
-                format!(
-                    "the wasm provider is running {} snippets already",
-                    guest::MAX_CONCURRENT_RUNS
-                ),
-            )
-        })?;
-        let stop = StopOnDrop {
+        let permit = self
+            .compiled
+            .runs
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| {
+                Error::new(
+                    ErrorCode::AtCapacity,
+                    format!(
+                        "the wasm provider is running {} snippets already",
+                        guest::MAX_CONCURRENT_RUNS
+                    ),
+                )
+            })?;
+        let mut stop = StopOnDrop {
             flag: Arc::new(AtomicBool::new(false)),
             engine: self.compiled.engine.clone(),
             armed: true,
@@ -155,7 +153,6 @@ impl Wasm {
             cancel: stop.flag.clone(),
         };
         let compiled = self.compiled.clone();
-        let mut stop = stop;
         let task = self.compiled.pool.run(move || {
             let _permit = permit;
             run::execute(&compiled, &code, &limits)

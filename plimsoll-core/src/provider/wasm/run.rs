@@ -40,10 +40,9 @@ fn infrastructure(what: &str, e: impl std::fmt::Display) -> Error {
     Error::infrastructure(format!("wasm provider: {what}: {e}"))
 }
 
-/// Runs `code` on a fresh instance. Blocks the calling thread until the run
-/// ends; call it from a blocking-capable thread.
-pub fn execute(compiled: &Compiled, code: &str, limits: &Limits) -> Result<JavaScriptResult> {
-    let _live = compiled.ticker.live();
+/// A fresh store under `limits`: the memory cap, and the epoch callback that
+/// ends the run at its deadline or on cancellation.
+fn store(compiled: &Compiled, limits: &Limits) -> Store<RunState> {
     let mut store = Store::new(
         &compiled.engine,
         RunState::new(limits.memory_bytes, limits.timeout, limits.cancel.clone()),
@@ -51,7 +50,15 @@ pub fn execute(compiled: &Compiled, code: &str, limits: &Limits) -> Result<JavaS
     store.limiter(|s| &mut s.cap);
     store.epoch_deadline_callback(|mut s| s.data_mut().check());
     store.set_epoch_deadline(1);
+    store
+}
 
+/// Runs `code` on a fresh instance. Blocks the calling thread until the run
+/// ends; call it on a run thread (see [`super::pool`]), whose stack fits the
+/// wasm stack limit.
+pub fn execute(compiled: &Compiled, code: &str, limits: &Limits) -> Result<JavaScriptResult> {
+    let _live = compiled.ticker.live();
+    let mut store = store(compiled, limits);
     let outcome = start(compiled, &mut store, code);
     let state = store.into_data();
     let mut stderr = state.stderr;
@@ -143,13 +150,7 @@ pub fn probe_host(compiled: &Compiled) -> Result<i64> {
         cancel: Arc::default(),
     };
     let _live = compiled.ticker.live();
-    let mut store = Store::new(
-        &compiled.engine,
-        RunState::new(limits.memory_bytes, limits.timeout, limits.cancel),
-    );
-    store.limiter(|s| &mut s.cap);
-    store.epoch_deadline_callback(|mut s| s.data_mut().check());
-    store.set_epoch_deadline(1);
+    let mut store = store(compiled, &limits);
     let instance = compiled
         .pre
         .instantiate(&mut store)
