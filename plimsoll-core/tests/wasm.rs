@@ -1,6 +1,11 @@
 //! The wasm provider through the engine: started from configuration, proven,
 //! and made to run ordinary and hostile snippets. Every answer's record is
 //! verified as a client would.
+//!
+//! Time bounds leave about a second of slack: these tests share two cores with
+//! each other (several of them spin until a deadline), so a few hundred
+//! milliseconds of scheduling delay must not fail them; a deadline or
+//! cancellation that did not work would still miss them by seconds.
 
 #![cfg(feature = "wasm")]
 
@@ -178,7 +183,7 @@ async fn an_infinite_loop_ends_at_the_deadline() {
         let took = started.elapsed();
         assert_eq!((r.exit_code, r.timed_out), (124, true), "{code}");
         assert!(
-            took >= Duration::from_millis(1_000) && took < Duration::from_millis(1_500),
+            took >= Duration::from_millis(1_000) && took < Duration::from_millis(2_000),
             "{code} took {took:?}"
         );
     }
@@ -188,7 +193,7 @@ async fn an_infinite_loop_ends_at_the_deadline() {
     assert!(
         r.timed_out
             && started.elapsed() >= Duration::from_secs(5)
-            && started.elapsed() < Duration::from_millis(5_600)
+            && started.elapsed() < Duration::from_millis(6_500)
     );
 }
 
@@ -203,7 +208,7 @@ async fn a_catastrophic_regex_ends_at_the_deadline() {
     )
     .await;
     assert_eq!((r.exit_code, r.timed_out, text(&r.stdout)), (124, true, ""));
-    assert!(started.elapsed() < Duration::from_millis(1_500));
+    assert!(started.elapsed() < Duration::from_millis(2_000));
 }
 
 #[tokio::test]
@@ -426,7 +431,7 @@ async fn cancellation_stops_a_run_promptly() {
     let took = started.elapsed();
     assert_eq!(err.code(), ErrorCode::Cancelled);
     assert!(
-        took >= Duration::from_millis(200) && took < Duration::from_millis(400),
+        took >= Duration::from_millis(200) && took < Duration::from_millis(1_000),
         "took {took:?}"
     );
     // A run whose caller went away (its future dropped) leaves the engine
