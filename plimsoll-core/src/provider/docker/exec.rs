@@ -1,0 +1,198 @@
+//! Running one command beside a container's keeper (`docker exec`) and
+//! reading its output from docker's demultiplexed streams.
+//!
+//! The host drives every step this way, so a step's exit code comes from
+//! docker's own record of the process (`inspect_exec`), and its stdout and
+//! stderr arrive as separate framed streams: nothing a step prints can pose as
+//! either. Each stream keeps at most its cap (flagged, never marked in-band)
+//! and is drained past it so a loud step still finishes. What this does not
+//! cover: stopping the process at the deadline — the caller kills the guest's
+//! processes afterwards.
+
+use std::time::{Duration, Instant};
+
+use bollard::Docker;
+use bollard::container::LogOutput;
+use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
+use futures_util::StreamExt;
+use tokio::io::AsyncWriteExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::Error;
+use crate::result::CappedBuffer;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub(crate) struct ExecSpec {
+    /// `uid:gid`.
+    pub user: String,
+    /// argv.
+    pub cmd: Vec<String>,
+    /// Working directory.
+    pub workdir: String,
+    /// Bytes for stdin (closed after), or no stdin.
+    pub stdin: Option<Vec<u8>>,
+    /// Bytes kept per stream.
+    pub cap: usize,
+}
+
+/// How an exec ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// It exited with this code.
+    Exited(i64),
+    /// The deadline passed first; it may still be running.
+    Deadline,
+    /// The caller cancelled; it may still be running.
+    Cancelled,
+    /// Its streams closed but docker holds no exit code for it.
+    Unknown,
+}
+
+/// What an exec produced.
+#[derive(Debug)]
+pub(crate) struct ExecDone {
+    /// Standard output, capped.
+    pub stdout: CappedBuffer,
+    /// Standard error, capped.
+    pub stderr: CappedBuffer,
+    /// How it ended.
+    pub ended: Ended,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// Why an exec could not run at all.
+#[derive(Debug)]
+pub(crate) enum ExecFail {
+    /// The container is not running (it died, or was removed).
+    NotRunning(String),
+    /// Docker would not start the process (for example the container's
+    /// process limit is exhausted).
+    Refused(String),
+    /// Docker itself failed.
+    Infrastructure(Error),
+}
+
+fn classify(what: &str, e: bollard::errors::Error) -> ExecFail {
+    match e {
+        bollard::errors::Error::DockerResponseServerError {
+            status_code: 409 | 404,
+            message,
+        } => ExecFail::NotRunning(message),
+        bollard::errors::Error::DockerResponseServerError {
+            status_code: 500,
+            message,
+        } => ExecFail::Refused(message),
+        e => ExecFail::Infrastructure(Error::infrastructure(format!("{what}: {e}"))),
+    }
+}
+
+/// Runs `spec` in `container` until it exits, `deadline` passes or `cancel` fires.
+pub(crate) async fn run(
+    docker: &Docker,
+    container: &str,
+    spec: ExecSpec,
+    deadline: tokio::time::Instant,
+    cancel: &CancellationToken,
+) -> Result<ExecDone, ExecFail> {
+    let started = Instant::now();
+    let created = docker
+        .create_exec(
+            container,
+            CreateExecOptions::<String> {
+                attach_stdin: Some(spec.stdin.is_some()),
+                attach_stdout: Some(true),
+                attach_stderr: Some(true),
+                tty: Some(false),
+                user: Some(spec.user.clone()),
+                working_dir: Some(spec.workdir.clone()),
+                cmd: Some(spec.cmd.clone()),
+                privileged: Some(false),
+                ..CreateExecOptions::default()
+            },
+        )
+        .await
+        .map_err(|e| classify("docker exec create", e))?;
+    let start = docker
+        .start_exec(
+            &created.id,
+            Some(StartExecOptions {
+                detach: false,
+                tty: false,
+                output_capacity: Some(64 * 1024),
+            }),
+        )
+        .await
+        .map_err(|e| classify("docker exec start", e))?;
+    let StartExecResults::Attached {
+        mut output,
+        mut input,
+    } = start
+    else {
+        return Err(ExecFail::Infrastructure(Error::infrastructure(
+            "docker exec start: docker detached an attached exec",
+        )));
+    };
+    let mut stdout = CappedBuffer::new(spec.cap);
+    let mut stderr = CappedBuffer::new(spec.cap);
+    let stdin = spec.stdin;
+    let write = async move {
+        if let Some(bytes) = stdin {
+            // A process that exits without reading its stdin is not an error.
+            let _ = input.write_all(&bytes).await;
+        }
+        let _ = input.shutdown().await;
+        // Keep the write half alive until the read side is done.
+        std::future::pending::<()>().await;
+    };
+    let read = async {
+        while let Some(item) = output.next().await {
+            match item {
+                Ok(LogOutput::StdOut { message }) | Ok(LogOutput::Console { message }) => {
+                    stdout.push(&message)
+                }
+                Ok(LogOutput::StdErr { message }) => stderr.push(&message),
+                Ok(LogOutput::StdIn { .. }) => {}
+                Err(e) => {
+                    return Err(Error::infrastructure(format!(
+                        "reading an exec's output from docker: {e}"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    };
+    let ended = tokio::select! {
+        r = read => { r.map_err(ExecFail::Infrastructure)?; None }
+        _ = write => None,
+        _ = tokio::time::sleep_until(deadline) => Some(Ended::Deadline),
+        _ = cancel.cancelled() => Some(Ended::Cancelled),
+    };
+    let ended = match ended {
+        Some(e) => e,
+        None => exit_code(docker, &created.id).await?,
+    };
+    Ok(ExecDone {
+        stdout,
+        stderr,
+        ended,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Docker's record of the exec's exit code, waiting briefly for it to settle
+/// after the streams close.
+async fn exit_code(docker: &Docker, id: &str) -> Result<Ended, ExecFail> {
+    for _ in 0..100 {
+        let i = docker
+            .inspect_exec(id)
+            .await
+            .map_err(|e| classify("docker exec inspect", e))?;
+        if i.running != Some(true) {
+            return Ok(i.exit_code.map_or(Ended::Unknown, Ended::Exited));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Ok(Ended::Unknown)
+}
