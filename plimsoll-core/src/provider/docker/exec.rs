@@ -45,6 +45,9 @@ pub(crate) enum Ended {
     Deadline,
     /// The caller cancelled; it may still be running.
     Cancelled,
+    /// The container stopped while the exec ran (a runtime may not close the
+    /// exec's streams when its sandbox dies).
+    ContainerStopped,
     /// Its streams closed but docker holds no exit code for it.
     Unknown,
 }
@@ -88,13 +91,15 @@ fn classify(what: &str, e: bollard::errors::Error) -> ExecFail {
     }
 }
 
-/// Runs `spec` in `container` until it exits, `deadline` passes or `cancel` fires.
+/// Runs `spec` in `container` until it exits, `deadline` passes, `cancel`
+/// fires or `stopped` says the container is no longer running.
 pub(crate) async fn run(
     docker: &Docker,
     container: &str,
     spec: ExecSpec,
     deadline: tokio::time::Instant,
     cancel: &CancellationToken,
+    stopped: &CancellationToken,
 ) -> Result<ExecDone, ExecFail> {
     let started = Instant::now();
     let created = docker
@@ -168,6 +173,7 @@ pub(crate) async fn run(
         _ = write => None,
         _ = tokio::time::sleep_until(deadline) => Some(Ended::Deadline),
         _ = cancel.cancelled() => Some(Ended::Cancelled),
+        _ = stopped.cancelled() => Some(Ended::ContainerStopped),
     };
     let ended = match ended {
         Some(e) => e,
@@ -179,6 +185,37 @@ pub(crate) async fn run(
         ended,
         elapsed: started.elapsed(),
     })
+}
+
+/// A token that fires when `container` stops running (or docker stops
+/// answering for it), and the task watching; abort the task when done.
+pub(crate) fn watch_stop(
+    docker: &Docker,
+    container: &str,
+) -> (CancellationToken, tokio::task::JoinHandle<()>) {
+    let token = CancellationToken::new();
+    let (docker, name, fire) = (docker.clone(), container.to_owned(), token.clone());
+    let task = tokio::spawn(async move {
+        loop {
+            let opts = bollard::query_parameters::WaitContainerOptionsBuilder::new()
+                .condition("not-running")
+                .build();
+            let mut wait = docker.wait_container(&name, Some(opts));
+            match wait.next().await {
+                Some(Ok(_))
+                | Some(Err(bollard::errors::Error::DockerContainerWaitError { .. })) => break,
+                // The wait itself failed: believe only docker's record.
+                _ => match docker.inspect_container(&name, None).await {
+                    Ok(i) if i.state.as_ref().and_then(|s| s.running) == Some(true) => {
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                    }
+                    _ => break,
+                },
+            }
+        }
+        fire.cancel();
+    });
+    (token, task)
 }
 
 /// Docker's record of the exec's exit code, waiting briefly for it to settle

@@ -30,6 +30,15 @@ pub(crate) const ARTIFACT_BUDGET: usize = 8 * 1024 * 1024;
 /// Time for stopping the guest and collecting, after the steps' deadline.
 const COLLECT_BUDGET: Duration = Duration::from_secs(15);
 
+/// Aborts a background task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 fn excerpt(bytes: &[u8]) -> String {
     let s = String::from_utf8_lossy(bytes);
     let s = s.trim();
@@ -55,6 +64,8 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
     );
     let live = Live::create(docker, &p.live, container_name(), body).await?;
     live.start().await?;
+    let (stopped, watcher) = exec::watch_stop(docker, live.name());
+    let _watcher = AbortOnDrop(watcher);
     let deadline = tokio::time::Instant::now() + ctx.timeout;
     let guest = p.lockdown.guest_user();
     let spec = |cmd: Vec<String>, stdin: Option<Vec<u8>>, cap: usize| ExecSpec {
@@ -86,6 +97,7 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
             spec(cmd.map(String::from).to_vec(), Some(tar), 4096),
             deadline,
             &ctx.cancel,
+            &stopped,
         )
         .await;
         let setup_error = match done {
@@ -100,6 +112,15 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
                 let _ = live.remove().await;
                 return Err(cancelled());
             }
+            Ok(ExecDone {
+                ended: Ended::ContainerStopped,
+                ..
+            }) => Some(format!(
+                "writing the files into {WORK} failed: {}",
+                p.why_stopped(live.name())
+                    .await?
+                    .unwrap_or_else(|| "the sandbox stopped".into())
+            )),
             Ok(ExecDone {
                 ended: Ended::Deadline,
                 ..
@@ -136,6 +157,7 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
             spec(vec!["sh".into(), "-c".into(), step.clone()], None, STEP_CAP),
             deadline,
             &ctx.cancel,
+            &stopped,
         )
         .await;
         let done = match done {
@@ -195,6 +217,18 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
                 );
                 break;
             }
+            Ended::ContainerStopped => {
+                // The step's process went with its sandbox: killed.
+                r.exit_code = 137;
+                result.steps.push(r);
+                let why = p
+                    .why_stopped(live.name())
+                    .await?
+                    .unwrap_or_else(|| "the sandbox stopped".into());
+                result.outcome = ProjectOutcome::RunnerFailed;
+                result.outcome_detail = format!("step {n} ended with the sandbox: {why}");
+                break;
+            }
             Ended::Unknown => {
                 result.steps.push(r);
                 let why = p.why_stopped(live.name()).await?;
@@ -215,7 +249,7 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
     // Artifacts, once no guest process is left.
     if !job.artifacts.is_empty() {
         let until = tokio::time::Instant::now() + COLLECT_BUDGET;
-        match collect(p, &live, job, until, &ctx.cancel).await? {
+        match collect(p, &live, job, until, &ctx.cancel, &stopped).await? {
             Ok(c) => {
                 result.artifacts = c.artifacts;
                 result.artifacts_truncated = c.truncated;
@@ -257,11 +291,12 @@ async fn collect(
     job: &ProjectRun,
     until: tokio::time::Instant,
     cancel: &tokio_util::sync::CancellationToken,
+    stopped: &tokio_util::sync::CancellationToken,
 ) -> Result<Result<archive::Collected, String>> {
     let docker = p.client().await?;
     let guest = p.lockdown.guest_user();
     let uid = p.lockdown.settings.guest_uid.to_string();
-    let mut stopped = Err(String::from("the steps' processes could not be stopped"));
+    let mut quiet = Err(String::from("the steps' processes could not be stopped"));
     // A process table at its limit can refuse the stopper once or twice.
     for _ in 0..5 {
         let spec = ExecSpec {
@@ -277,31 +312,35 @@ async fn collect(
             stdin: None,
             cap: 4096,
         };
-        match exec::run(docker, live.name(), spec, until, cancel).await {
+        match exec::run(docker, live.name(), spec, until, cancel, stopped).await {
             Ok(ExecDone {
                 ended: Ended::Exited(0),
                 ..
             }) => {
-                stopped = Ok(());
+                quiet = Ok(());
                 break;
             }
             Ok(ExecDone {
                 ended: Ended::Cancelled,
                 ..
             }) => return Err(cancelled()),
+            Ok(ExecDone {
+                ended: Ended::ContainerStopped,
+                ..
+            }) => return Ok(Err("the sandbox stopped".into())),
             Ok(d) => {
-                stopped = Err(format!(
+                quiet = Err(format!(
                     "the steps' processes could not be stopped: {}",
                     excerpt(&d.stderr.finish().0)
                 ))
             }
             Err(ExecFail::Infrastructure(e)) => return Err(e),
             Err(ExecFail::NotRunning(m)) => return Ok(Err(format!("the sandbox stopped: {m}"))),
-            Err(ExecFail::Refused(m)) => stopped = Err(format!("docker refused the stopper: {m}")),
+            Err(ExecFail::Refused(m)) => quiet = Err(format!("docker refused the stopper: {m}")),
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    if let Err(why) = stopped {
+    if let Err(why) = quiet {
         return Ok(Err(why));
     }
     let mut cmd = vec![
@@ -321,7 +360,7 @@ async fn collect(
         // blocks), per-file padding and the final 10 KiB record.
         cap: ARTIFACT_BUDGET + 2048 * job.artifacts.len() + 20 * 1024,
     };
-    match exec::run(docker, live.name(), spec, until, cancel).await {
+    match exec::run(docker, live.name(), spec, until, cancel, stopped).await {
         Ok(ExecDone {
             ended: Ended::Exited(0),
             stdout,

@@ -146,15 +146,8 @@ async fn run(docker: &Docker, live: &Live, user: &str, cmd: Vec<String>) -> Resu
         cap: 1 << 20,
     };
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    match exec::run(
-        docker,
-        live.name(),
-        spec,
-        deadline,
-        &CancellationToken::new(),
-    )
-    .await
-    {
+    let never = CancellationToken::new();
+    match exec::run(docker, live.name(), spec, deadline, &never, &never).await {
         Ok(d) if d.ended == Ended::Exited(0) => {
             Ok(String::from_utf8_lossy(&d.stdout.finish().0).into_owned())
         }

@@ -119,13 +119,28 @@ pub(crate) async fn run(
         _ = ctx.cancel.cancelled() => End::Cancelled,
     };
     drop(output);
-    let (exit_code, timed_out) = match end {
+    // The streams can close before the process ends (a guest may close its
+    // own stdout and stderr): docker's wait is the authority, within the deadline.
+    let end = match end {
+        End::Closed => {
+            tokio::select! {
+                code = exit_code(p, live.name()) => Some(code?),
+                _ = tokio::time::sleep_until(deadline) => None,
+                _ = ctx.cancel.cancelled() => {
+                    let _ = live.remove().await;
+                    return Err(cancelled());
+                }
+            }
+        }
+        End::Deadline => None,
         End::Cancelled => {
             let _ = live.remove().await;
             return Err(cancelled());
         }
-        End::Deadline => (124, true),
-        End::Closed => (exit_code(p, live.name(), deadline).await?, false),
+    };
+    let (exit_code, timed_out) = match end {
+        Some(code) => (code, false),
+        None => (124, true),
     };
     if let Err(e) = live.remove().await {
         tracing::warn!(error = %e, "snippet container not removed; the orphan reconcile will");
@@ -148,27 +163,21 @@ pub(crate) async fn run(
     })
 }
 
-/// The main process's exit code, from docker, once its streams have closed.
-async fn exit_code(p: &Inner, name: &str, deadline: tokio::time::Instant) -> Result<i32> {
+/// The main process's exit code, from docker's wait.
+async fn exit_code(p: &Inner, name: &str) -> Result<i32> {
     let docker = p.client().await?;
     let opts = WaitContainerOptionsBuilder::new()
         .condition("not-running")
         .build();
     let mut wait = docker.wait_container(name, Some(opts));
-    let budget = deadline.max(tokio::time::Instant::now()) + Duration::from_secs(10);
-    match tokio::time::timeout_at(budget, wait.next()).await {
-        Ok(Some(Ok(r))) => Ok(r.status_code as i32),
-        Ok(Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. }))) => {
-            Ok(code as i32)
-        }
-        Ok(Some(Err(e))) => Err(Error::infrastructure(format!(
+    match wait.next().await {
+        Some(Ok(r)) => Ok(r.status_code as i32),
+        Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => Ok(code as i32),
+        Some(Err(e)) => Err(Error::infrastructure(format!(
             "waiting for the snippet's container: {e}"
         ))),
-        Ok(None) => Err(Error::infrastructure(
+        None => Err(Error::infrastructure(
             "docker closed the wait for the snippet's container without an exit code",
-        )),
-        Err(_) => Err(Error::infrastructure(
-            "the snippet's output closed but its container did not stop",
         )),
     }
 }
