@@ -23,6 +23,7 @@ mod mounts;
 mod project;
 mod proof;
 mod reconcile;
+mod seccomp;
 mod snippet;
 
 use std::path::PathBuf;
@@ -33,13 +34,12 @@ use async_trait::async_trait;
 use bollard::{API_DEFAULT_VERSION, Docker};
 use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
-use tokio_util::sync::CancellationToken;
 
-use crate::config::{Config, ConfigError, DockerEnvelope, DockerRuntime, SeccompSetting};
+use crate::config::{Config, ConfigError, DockerEnvelope, DockerRuntime};
 use crate::error::{Error, Refusal, Result};
 use crate::provider::{Capabilities, Environment, Environments, Provider, RunContext};
-use crate::request::{JavaScriptRun, ProjectFile, ProjectRun};
-use crate::result::{JavaScriptResult, ProjectOutcome, ProjectResult};
+use crate::request::{JavaScriptRun, ProjectRun};
+use crate::result::{JavaScriptResult, ProjectResult};
 use crate::tier::Isolation;
 use crate::wire::RunResources;
 
@@ -201,6 +201,17 @@ impl Inner {
     }
 }
 
+impl Drop for Inner {
+    /// The last holder is going (the daemon is shutting down): give the
+    /// removals of dropped runs' containers a moment to finish.
+    fn drop(&mut self) {
+        let t = Instant::now();
+        while self.live.len() > 0 && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
 fn unreachable(path: &str, e: bollard::errors::Error) -> Error {
     Error::infrastructure(format!(
         "the local docker daemon is not reachable at {path}: {e}"
@@ -216,37 +227,7 @@ impl DockerProvider {
         let envelope = DockerEnvelope::from_settings(&config.resources, settings.runtime)?;
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let socket = endpoint::resolve(&settings, home.as_deref())?;
-        let (seccomp_opt, profile) = match &settings.seccomp {
-            SeccompSetting::DockerDefault => (None, String::new()),
-            SeccompSetting::Unconfined => {
-                (Some("seccomp=unconfined".to_string()), "unconfined".into())
-            }
-            SeccompSetting::Profile(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    ConfigError::new(
-                        "SANDBOX_DOCKER_SECCOMP",
-                        format!("cannot read {}: {e}", path.display()),
-                    )
-                })?;
-                let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-                    ConfigError::new(
-                        "SANDBOX_DOCKER_SECCOMP",
-                        format!("{} is not JSON: {e}", path.display()),
-                    )
-                })?;
-                if json.get("defaultAction").is_none() {
-                    return Err(ConfigError::new(
-                        "SANDBOX_DOCKER_SECCOMP",
-                        format!(
-                            "{} has no defaultAction: not a seccomp profile",
-                            path.display()
-                        ),
-                    ));
-                }
-                let compact = json.to_string();
-                (Some(format!("seccomp={compact}")), compact)
-            }
-        };
+        let (seccomp_opt, profile) = seccomp::security_opt(&settings.seccomp)?;
         let policy = format!(
             "sha256:{}",
             hex::encode(Sha256::digest(
@@ -288,58 +269,6 @@ impl DockerProvider {
     /// How many of this provider's containers are in flight.
     pub fn live_containers(&self) -> usize {
         self.inner.live.len()
-    }
-
-    /// Runs the real snippet and project paths once, as a run does.
-    async fn self_test(&self) -> Result<()> {
-        let ctx = RunContext {
-            timeout: Duration::from_secs(30),
-            cancel: CancellationToken::new(),
-            principal: "startup-proof".into(),
-        };
-        let js = snippet::run(
-            &self.inner,
-            &JavaScriptRun {
-                code: "console.log(6*7)".into(),
-                ..JavaScriptRun::default()
-            },
-            &ctx,
-        )
-        .await?;
-        if js.exit_code != 0 || js.stdout != b"42\n" {
-            return Err(Error::infrastructure(format!(
-                "startup proof: a snippet did not run as a run does (exit {}, stdout {:?}, stderr {:?})",
-                js.exit_code,
-                String::from_utf8_lossy(&js.stdout),
-                String::from_utf8_lossy(&js.stderr)
-            )));
-        }
-        let p = project::run(
-            &self.inner,
-            &ProjectRun {
-                files: vec![ProjectFile {
-                    path: "in/probe.txt".into(),
-                    content: "plimsoll".into(),
-                }],
-                steps: vec!["cp in/probe.txt out.txt".into()],
-                artifacts: vec!["out.txt".into()],
-                ..ProjectRun::default()
-            },
-            &ctx,
-        )
-        .await?;
-        let ok = p.outcome == ProjectOutcome::Completed
-            && p.artifacts
-                .first()
-                .is_some_and(|a| a.content == b"plimsoll");
-        if !ok {
-            return Err(Error::infrastructure(format!(
-                "startup proof: a project did not run as a run does ({}: {})",
-                p.outcome.as_str(),
-                p.outcome_detail
-            )));
-        }
-        Ok(())
     }
 }
 
@@ -418,7 +347,7 @@ impl Provider for DockerProvider {
         }
         let languages =
             proof::prove_image(&self.inner, Role::Proof { work: true }, &project).await?;
-        self.self_test().await?;
+        proof::run_paths(&self.inner).await?;
         let mut st = self.inner.state();
         st.snippet_languages = vec!["javascript".into()];
         st.project_languages = languages;

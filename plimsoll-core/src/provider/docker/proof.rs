@@ -24,12 +24,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::DockerRuntime;
 use crate::error::{Error, Result};
+use crate::provider::RunContext;
 use crate::provider::docker::container::Live;
 use crate::provider::docker::exec::{self, Ended, ExecSpec};
 use crate::provider::docker::images::PinnedImage;
 use crate::provider::docker::lockdown::{BROKER_DIR, BROKER_SOCKET, Role, container_name};
 use crate::provider::docker::snippet::unix_after;
-use crate::provider::docker::{Inner, mounts};
+use crate::provider::docker::{Inner, mounts, project, snippet};
+use crate::request::{JavaScriptRun, ProjectFile, ProjectRun};
+use crate::result::ProjectOutcome;
 
 const PROOF_SECS: u64 = 120;
 
@@ -350,4 +353,56 @@ pub(crate) async fn prove_image(p: &Inner, role: Role, image: &PinnedImage) -> R
     live.remove().await?;
     drop(socket);
     Ok(languages)
+}
+
+/// Runs the real snippet and project paths once, exactly as a run does.
+pub(crate) async fn run_paths(inner: &Inner) -> Result<()> {
+    let ctx = RunContext {
+        timeout: Duration::from_secs(30),
+        cancel: CancellationToken::new(),
+        principal: "startup-proof".into(),
+    };
+    let js = snippet::run(
+        inner,
+        &JavaScriptRun {
+            code: "console.log(6*7)".into(),
+            ..JavaScriptRun::default()
+        },
+        &ctx,
+    )
+    .await?;
+    if js.exit_code != 0 || js.stdout != b"42\n" {
+        return Err(Error::infrastructure(format!(
+            "startup proof: a snippet did not run as a run does (exit {}, stdout {:?}, stderr {:?})",
+            js.exit_code,
+            String::from_utf8_lossy(&js.stdout),
+            String::from_utf8_lossy(&js.stderr)
+        )));
+    }
+    let p = project::run(
+        inner,
+        &ProjectRun {
+            files: vec![ProjectFile {
+                path: "in/probe.txt".into(),
+                content: "plimsoll".into(),
+            }],
+            steps: vec!["cp in/probe.txt out.txt".into()],
+            artifacts: vec!["out.txt".into()],
+            ..ProjectRun::default()
+        },
+        &ctx,
+    )
+    .await?;
+    let ok = p.outcome == ProjectOutcome::Completed
+        && p.artifacts
+            .first()
+            .is_some_and(|a| a.content == b"plimsoll");
+    if !ok {
+        return Err(Error::infrastructure(format!(
+            "startup proof: a project did not run as a run does ({}: {})",
+            p.outcome.as_str(),
+            p.outcome_detail
+        )));
+    }
+    Ok(())
 }
