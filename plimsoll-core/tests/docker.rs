@@ -323,6 +323,29 @@ async fn projects_run_node_and_python_steps_and_collect_artifacts() {
         assert_eq!(r.steps[0].stdout, b"start\n");
         assert!(t.elapsed() < Duration::from_secs(15), "{:?}", t.elapsed());
 
+        // A step ends with its own process, even when a child it left in the
+        // background holds its output open; the child lives on for later steps.
+        let t = Instant::now();
+        let r = run_project(
+            &engine,
+            project(
+                &[],
+                &[
+                    "(sleep 20; echo late) & echo started",
+                    "sleep 0.2; echo second",
+                    "exit 4",
+                ],
+                &[],
+            ),
+        )
+        .await;
+        assert_eq!(r.steps.len(), 3);
+        assert_eq!(text(&r.steps[0].stdout), "started\n");
+        assert_eq!((r.steps[0].exit_code, r.steps[0].timed_out), (0, false));
+        assert_eq!(text(&r.steps[1].stdout), "second\n");
+        assert_eq!(r.steps[2].exit_code, 4);
+        assert!(t.elapsed() < Duration::from_secs(12), "{:?}", t.elapsed());
+
         // Artifacts over 8 MiB are dropped from the end and flagged.
         let r = run_project(
             &engine,

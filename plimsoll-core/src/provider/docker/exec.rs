@@ -5,9 +5,10 @@
 //! docker's own record of the process (`inspect_exec`), and its stdout and
 //! stderr arrive as separate framed streams: nothing a step prints can pose as
 //! either. Each stream keeps at most its cap (flagged, never marked in-band)
-//! and is drained past it so a loud step still finishes. What this does not
-//! cover: stopping the process at the deadline — the caller kills the guest's
-//! processes afterwards.
+//! and is drained past it so a loud step still finishes. An exec ends when
+//! docker records its process as exited, even if a background child still
+//! holds its output open. What this does not cover: stopping the process at
+//! the deadline — the caller kills the guest's processes afterwards.
 
 use std::time::{Duration, Instant};
 
@@ -20,6 +21,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
 use crate::result::CappedBuffer;
+
+/// How long output may trail a process that docker records as exited while
+/// its streams are still open.
+const TRAILING_OUTPUT: Duration = Duration::from_secs(1);
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -34,6 +39,11 @@ pub(crate) struct ExecSpec {
     pub stdin: Option<Vec<u8>>,
     /// Bytes kept per stream.
     pub cap: usize,
+    /// End when docker records the process as exited, even if its streams are
+    /// still open (steps). Tools whose whole output matters (the file
+    /// unpacker, the stopper, the collector) leave this off and are read to
+    /// the end.
+    pub end_with_process: bool,
 }
 
 /// How an exec ended.
@@ -168,8 +178,27 @@ pub(crate) async fn run(
         }
         Ok(())
     };
+    // A step's own process can end while something it left in the background
+    // still holds its stdout open: docker's record of the process decides,
+    // and trailing output gets a moment to arrive.
+    let exec_id = created.id.clone();
+    let exited = async {
+        if !spec.end_with_process {
+            return std::future::pending().await;
+        }
+        loop {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            if let Ok(i) = docker.inspect_exec(&exec_id).await
+                && i.running == Some(false)
+            {
+                tokio::time::sleep(TRAILING_OUTPUT).await;
+                return i.exit_code;
+            }
+        }
+    };
     let ended = tokio::select! {
         r = read => { r.map_err(ExecFail::Infrastructure)?; None }
+        code = exited => Some(code.map_or(Ended::Unknown, Ended::Exited)),
         _ = write => None,
         _ = tokio::time::sleep_until(deadline) => Some(Ended::Deadline),
         _ = cancel.cancelled() => Some(Ended::Cancelled),

@@ -72,6 +72,8 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
         user: guest.clone(),
         cmd,
         workdir: WORK.into(),
+        // Only steps (the ones without stdin) end with their own process.
+        end_with_process: stdin.is_none(),
         stdin,
         cap,
     };
@@ -311,6 +313,7 @@ async fn collect(
             workdir: "/".into(),
             stdin: None,
             cap: 4096,
+            end_with_process: false,
         };
         match exec::run(docker, live.name(), spec, until, cancel, stopped).await {
             Ok(ExecDone {
@@ -356,6 +359,7 @@ async fn collect(
         cmd,
         workdir: WORK.into(),
         stdin: None,
+        end_with_process: false,
         // Room for the budget plus tar's headers (long names take three
         // blocks), per-file padding and the final 10 KiB record.
         cap: ARTIFACT_BUDGET + 2048 * job.artifacts.len() + 20 * 1024,

@@ -147,6 +147,7 @@ async fn run(docker: &Docker, live: &Live, user: &str, cmd: Vec<String>) -> Resu
         workdir: "/".into(),
         stdin: None,
         cap: 1 << 20,
+        end_with_process: false,
     };
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     let never = CancellationToken::new();
