@@ -1,0 +1,13 @@
+# The snippet image (SANDBOX_DOCKER_IMAGE): a JavaScript snippet is piped to
+# `node -` on stdin. Built by images/build.sh FROM the debootstrapped base.
+ARG BASE
+FROM ${BASE}
+LABEL io.plimsoll.role="snippet" \
+      org.opencontainers.image.description="plimsoll snippet sandbox: Debian bookworm, Node 18"
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    LANG=C.UTF-8 \
+    HOME=/tmp \
+    NODE_DISABLE_COLORS=1
+WORKDIR /tmp
+USER 61000:61000
+CMD ["node", "-"]
