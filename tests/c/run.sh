@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Builds libplimsoll and the C test, then runs the test twice: linked to
+# libplimsoll.so under valgrind (no errors, nothing definitely or indirectly
+# lost), and linked to libplimsoll.a with AddressSanitizer on the C side.
+# The test also drives a real plimsolld (disabled provider) started here.
+#
+#   bash tests/c/run.sh
+#
+# Needs: gcc (with libasan), valgrind; clang, when present, also compiles the
+# test (strict flags) as a second compiler's check of the header. Prints "N passed, 0 failed" last and
+# exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+LIB=$CARGO_TARGET_DIR/debug
+OUT=$CARGO_TARGET_DIR/c-tests
+mkdir -p "$OUT"
+
+for tool in gcc valgrind; do
+  command -v "$tool" >/dev/null || { echo "tests/c/run.sh needs $tool" >&2; exit 1; }
+done
+
+echo "== build libplimsoll and plimsolld"
+cargo build -p plimsoll-capi -p plimsolld
+
+CFLAGS=(-std=c11 -Wall -Wextra -Werror -pedantic -g -I"$ROOT/include")
+# The static library's system dependencies (rustc --print native-static-libs).
+STATIC_LIBS=(-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc)
+
+echo "== compile (shared, for valgrind)"
+gcc "${CFLAGS[@]}" tests/c/test_plimsoll.c -L"$LIB" -lplimsoll -Wl,-rpath,"$LIB" -lpthread \
+  -o "$OUT/test_shared"
+echo "== compile (static, AddressSanitizer)"
+gcc "${CFLAGS[@]}" -fsanitize=address -fno-omit-frame-pointer tests/c/test_plimsoll.c \
+  "$LIB/libplimsoll.a" "${STATIC_LIBS[@]}" -o "$OUT/test_asan"
+if command -v clang >/dev/null; then
+  echo "== clang -fsyntax-only"
+  clang "${CFLAGS[@]}" -fsyntax-only tests/c/test_plimsoll.c
+fi
+
+# A daemon for the remote tests: disabled provider, one bearer token.
+TOKEN="c-test-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+LOG="$OUT/plimsolld.log"
+env -u SANDBOX_PROVIDER PLIMSOLL_ADDR=127.0.0.1:0 PLIMSOLL_METRICS_ADDR=off \
+  PLIMSOLL_LOG_FORMAT=json PLIMSOLL_TOKEN="$TOKEN" "$LIB/plimsolld" 2>"$LOG" &
+DAEMON=$!
+trap 'kill "$DAEMON" 2>/dev/null || true; wait "$DAEMON" 2>/dev/null || true' EXIT
+ADDR=
+for _ in $(seq 1 100); do
+  ADDR=$(sed -n 's/.*"message":"listening".*"addr":"\([^"]*\)".*/\1/p' "$LOG" | head -n1)
+  [ -n "$ADDR" ] && break
+  kill -0 "$DAEMON" 2>/dev/null || { cat "$LOG" >&2; echo "plimsolld exited" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$ADDR" ] || { cat "$LOG" >&2; echo "plimsolld did not announce its address" >&2; exit 1; }
+export PLIMSOLL_TEST_URL="http://$ADDR" PLIMSOLL_TEST_TOKEN="$TOKEN"
+echo "plimsolld at $PLIMSOLL_TEST_URL"
+
+total_pass=0
+total_fail=0
+tally() { # $1: the test's output file
+  local line
+  line=$(tail -n1 "$1")
+  if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+    total_pass=$((total_pass + BASH_REMATCH[1]))
+    total_fail=$((total_fail + BASH_REMATCH[2]))
+  else
+    total_fail=$((total_fail + 1))
+  fi
+}
+
+echo "== valgrind"
+set +e
+valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
+  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 \
+  "$OUT/test_shared" >"$OUT/valgrind.out"
+rc=$?
+set -e
+cat "$OUT/valgrind.out"
+tally "$OUT/valgrind.out"
+if [ $rc -ne 0 ]; then
+  echo "valgrind run failed (exit $rc)" >&2
+  total_fail=$((total_fail + 1))
+fi
+
+echo "== AddressSanitizer"
+set +e
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 "$OUT/test_asan" >"$OUT/asan.out"
+rc=$?
+set -e
+cat "$OUT/asan.out"
+tally "$OUT/asan.out"
+if [ $rc -ne 0 ]; then
+  echo "AddressSanitizer run failed (exit $rc)" >&2
+  total_fail=$((total_fail + 1))
+fi
+
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]
