@@ -40,22 +40,9 @@ if command -v clang >/dev/null; then
 fi
 
 # A daemon for the remote tests: disabled provider, one bearer token.
-TOKEN="c-test-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-LOG="$OUT/plimsolld.log"
-env -u SANDBOX_PROVIDER PLIMSOLL_ADDR=127.0.0.1:0 PLIMSOLL_METRICS_ADDR=off \
-  PLIMSOLL_LOG_FORMAT=json PLIMSOLL_TOKEN="$TOKEN" "$LIB/plimsolld" 2>"$LOG" &
-DAEMON=$!
-trap 'kill "$DAEMON" 2>/dev/null || true; wait "$DAEMON" 2>/dev/null || true' EXIT
-ADDR=
-for _ in $(seq 1 100); do
-  ADDR=$(sed -n 's/.*"message":"listening".*"addr":"\([^"]*\)".*/\1/p' "$LOG" | head -n1)
-  [ -n "$ADDR" ] && break
-  kill -0 "$DAEMON" 2>/dev/null || { cat "$LOG" >&2; echo "plimsolld exited" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$ADDR" ] || { cat "$LOG" >&2; echo "plimsolld did not announce its address" >&2; exit 1; }
-export PLIMSOLL_TEST_URL="http://$ADDR" PLIMSOLL_TEST_TOKEN="$TOKEN"
-echo "plimsolld at $PLIMSOLL_TEST_URL"
+# shellcheck source=tests/daemon.sh
+. tests/daemon.sh
+start_test_daemon "$LIB/plimsolld" "$OUT/plimsolld.log"
 
 total_pass=0
 total_fail=0
