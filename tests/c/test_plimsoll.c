@@ -3,11 +3,13 @@
  * under valgrind and AddressSanitizer by tests/c/run.sh.
  *
  * Environment:
- *   PLIMSOLL_TEST_URL, PLIMSOLL_TEST_TOKEN  a running plimsolld (disabled provider)
- *                                          and its bearer token; remote tests
- *                                          are skipped when unset.
- *   PLIMSOLL_TEST_WASM=1                    the wasm provider must be in this
- *                                          build; its tests fail rather than skip.
+ *   PLIMSOLL_TEST_URL, PLIMSOLL_TEST_TOKEN  a running plimsolld with the disabled
+ *                                          provider and its bearer token
+ *   PLIMSOLL_TEST_WASM_URL                  one with the wasm provider (same token);
+ *                                          remote tests are skipped when unset
+ *   PLIMSOLL_TEST_WASM=1                    an embedded wasm engine must start;
+ *                     =0                    skip it (valgrind cannot map wasmtime's
+ *                                          memory pool); unset: skip if unavailable
  */
 #include "plimsoll.h"
 #include "plimsoll.h" /* twice: the include guard must hold */
@@ -439,16 +441,13 @@ static plimsoll_client *wasm_engine(int required) {
   return client;
 }
 
-static void test_wasm(int required) {
-  plimsoll_client *client = wasm_engine(required);
+/* Real snippets on a wasm engine or daemon: answers, records, refusals. */
+static void wasm_checks(const plimsoll_client *client) {
   plimsoll_request *r;
   plimsoll_response *resp = NULL;
   plimsoll_description *d = NULL;
   plimsoll_session *s = NULL;
   plimsoll_error *err = NULL;
-  if (client == NULL) {
-    return;
-  }
   CHECK_STATUS(plimsoll_client_describe(client, &d, NULL), PLIMSOLL_STATUS_OK);
   CHECK(streq(plimsoll_description_sandbox(d), "wasm"));
   CHECK(streq(plimsoll_description_isolation(d), "process"));
@@ -525,9 +524,20 @@ static void test_wasm(int required) {
   }
   /* The wasm provider keeps no sessions. */
   CHECK_STATUS(plimsoll_client_open_session(client, NULL, &s, &err), PLIMSOLL_STATUS_UNSUPPORTED);
+  CHECK(s == NULL);
   CHECK(plimsoll_error_not_dispatched(err) == 4);
   plimsoll_error_free(err);
   threads(client, "console.log(1)", PLIMSOLL_STATUS_OK);
+}
+
+static void test_wasm_engine(int required) {
+  plimsoll_client *client = wasm_engine(required);
+  plimsoll_request *r;
+  plimsoll_response *resp = NULL;
+  if (client == NULL) {
+    return;
+  }
+  wasm_checks(client);
   plimsoll_client_free(client);
 
   /* A rate limit sheds, never queues. */
@@ -543,6 +553,15 @@ static void test_wasm(int required) {
     plimsoll_request_free(r);
     plimsoll_client_free(client);
   }
+}
+
+static void test_wasm_remote(const char *url, const char *token) {
+  plimsoll_client *client = NULL;
+  CHECK_STATUS(plimsoll_client_new_remote(url, token, false, &client, NULL), PLIMSOLL_STATUS_OK);
+  if (client != NULL) {
+    wasm_checks(client);
+  }
+  plimsoll_client_free(client);
 }
 
 static void test_remote(const char *url, const char *token) {
@@ -592,6 +611,7 @@ static void test_remote(const char *url, const char *token) {
 
 int main(void) {
   const char *url = getenv("PLIMSOLL_TEST_URL");
+  const char *wasm_url = getenv("PLIMSOLL_TEST_WASM_URL");
   const char *token = getenv("PLIMSOLL_TEST_TOKEN");
   const char *wasm = getenv("PLIMSOLL_TEST_WASM");
   test_version();
@@ -602,11 +622,20 @@ int main(void) {
   test_disabled_engine();
   test_threads_disabled();
   test_verify_inputs();
-  test_wasm(wasm != NULL && strcmp(wasm, "1") == 0);
+  if (wasm != NULL && strcmp(wasm, "0") == 0) {
+    fprintf(stderr, "SKIP embedded wasm: PLIMSOLL_TEST_WASM=0\n");
+  } else {
+    test_wasm_engine(wasm != NULL && strcmp(wasm, "1") == 0);
+  }
   if (url != NULL && *url != '\0') {
     test_remote(url, token);
   } else {
     fprintf(stderr, "SKIP remote: PLIMSOLL_TEST_URL is unset\n");
+  }
+  if (wasm_url != NULL && *wasm_url != '\0') {
+    test_wasm_remote(wasm_url, token);
+  } else {
+    fprintf(stderr, "SKIP remote wasm: PLIMSOLL_TEST_WASM_URL is unset\n");
   }
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
