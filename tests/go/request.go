@@ -157,7 +157,9 @@ func (req *Request) fill(ctx context.Context, r *C.plimsoll_request) error {
 		{req.MinimumIsolation, func(v *C.char, e **C.plimsoll_error) C.plimsoll_status {
 			return C.plimsoll_request_set_minimum_isolation(r, v, e)
 		}},
-		{req.TraceID, func(v *C.char, e **C.plimsoll_error) C.plimsoll_status { return C.plimsoll_request_set_trace_id(r, v, e) }},
+		{req.TraceID, func(v *C.char, e **C.plimsoll_error) C.plimsoll_status {
+			return C.plimsoll_request_set_trace_id(r, v, e)
+		}},
 		{req.GrantProfile, func(v *C.char, e **C.plimsoll_error) C.plimsoll_status {
 			return C.plimsoll_request_set_grant_profile(r, v, e)
 		}},

@@ -24,10 +24,10 @@ cargo build -p plimsoll-capi -p plimsolld
 mkdir -p "$CARGO_TARGET_DIR/go-tests"
 # shellcheck source=tests/daemon.sh
 . tests/daemon.sh
-start_test_daemon "$LIB/plimsolld" "$CARGO_TARGET_DIR/go-tests/plimsolld.log"
+start_test_daemons "$LIB/plimsolld" "$CARGO_TARGET_DIR/go-tests"
 
 cd tests/go
-export CGO_ENABLED=1 GOPROXY=off GOFLAGS=-mod=mod GODEBUG=cgocheck=2
+export CGO_ENABLED=1 GOPROXY=off GOFLAGS=-mod=mod GODEBUG=cgocheck=2 PLIMSOLL_TEST_WASM=1
 export CGO_LDFLAGS="-L$LIB -Wl,-rpath,$LIB"
 echo "== go vet"
 go vet ./...
