@@ -72,7 +72,7 @@ apt_run() {
 }
 
 stage_packages() {
-  local want=(docker.io runsc busybox-static) missing=() p
+  local want=(docker.io runsc busybox-static valgrind golang-go) missing=() p
   command -v python3 >/dev/null || want+=(python3)
   if ! venv_ok && command -v python3 >/dev/null && ! python_can_venv; then
     log "python3 -m venv does not work: adding python3-venv"
