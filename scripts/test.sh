@@ -52,6 +52,10 @@ bash tests/c/run.sh
 step "C ABI: Go wrapper under the race detector"
 bash tests/go/run.sh
 
+step "admission: bounded loopback load with random disconnects (wasm, then docker)"
+cargo run -q -p plimsolld --example load -- 2000 32 10
+LOAD_PROVIDER=docker cargo run -q -p plimsolld --example load -- 120 16 20
+
 step "interop: the published plimsoll-client 0.23.0 against plimsolld"
 cargo build -p plimsolld
 if ! "$VENV/bin/python" -c 'import plimsoll_client, pytest; assert plimsoll_client.__version__ == "0.23.0"' 2>/dev/null; then

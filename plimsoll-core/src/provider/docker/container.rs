@@ -80,6 +80,23 @@ pub(crate) async fn force_remove(docker: &Docker, name: &str) -> Result<()> {
     }
 }
 
+/// Force-removes `name` from a dropped run. The drop may have interrupted a
+/// create docker still completes after the first removal answered "no such
+/// container", so the removal is repeated until the name has stayed absent.
+async fn remove_settled(docker: &Docker, name: &str) -> Result<()> {
+    force_remove(docker, name).await?;
+    for _ in 0..6 {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        match docker.inspect_container(name, None).await {
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => continue,
+            _ => force_remove(docker, name).await?,
+        }
+    }
+    Ok(())
+}
+
 /// A created container that is removed however its run ends.
 #[derive(Debug)]
 pub(crate) struct Live {
@@ -156,7 +173,7 @@ impl Drop for Live {
                     .enable_all()
                     .build();
                 let ok = match rt {
-                    Ok(rt) => rt.block_on(force_remove(&docker, &name)).is_ok(),
+                    Ok(rt) => rt.block_on(remove_settled(&docker, &name)).is_ok(),
                     Err(_) => false,
                 };
                 live.remove(&name);
