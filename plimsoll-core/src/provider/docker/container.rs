@@ -80,11 +80,10 @@ pub(crate) async fn force_remove(docker: &Docker, name: &str) -> Result<()> {
     }
 }
 
-/// Force-removes `name` from a dropped run. The drop may have interrupted a
-/// create docker still completes after the first removal answered "no such
+/// After a dropped run's first removal: the drop may have interrupted a create
+/// that docker still completes after that removal answered "no such
 /// container", so the removal is repeated until the name has stayed absent.
-async fn remove_settled(docker: &Docker, name: &str) -> Result<()> {
-    force_remove(docker, name).await?;
+async fn settle(docker: &Docker, name: &str) -> Result<()> {
     for _ in 0..6 {
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
         match docker.inspect_container(name, None).await {
@@ -173,10 +172,17 @@ impl Drop for Live {
                     .enable_all()
                     .build();
                 let ok = match rt {
-                    Ok(rt) => rt.block_on(remove_settled(&docker, &name)).is_ok(),
-                    Err(_) => false,
+                    Ok(rt) => rt.block_on(async {
+                        let first = force_remove(&docker, &name).await;
+                        // No longer in flight: from here the reconcile may take it too.
+                        live.remove(&name);
+                        first.is_ok() && settle(&docker, &name).await.is_ok()
+                    }),
+                    Err(_) => {
+                        live.remove(&name);
+                        false
+                    }
                 };
-                live.remove(&name);
                 if !ok {
                     tracing::warn!(container = %name, "could not remove a dropped run's container; the orphan reconcile will");
                 }
