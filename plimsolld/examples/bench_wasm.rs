@@ -95,7 +95,7 @@ fn main() {
         stats(seq, t.elapsed().as_secs_f64())
     );
     let mut peak = 0;
-    for conc in [4usize] {
+    for conc in [2usize, 4] {
         let t = Instant::now();
         let handles: Vec<_> = (0..conc)
             .map(|_| {
