@@ -35,8 +35,8 @@ cargo test --workspace
 
 step "interop: the published plimsoll-client 0.23.0 against plimsolld"
 cargo build -p plimsolld
-if ! "$VENV/bin/python" -c 'import plimsoll_client, pytest; assert plimsoll_client.__version__ == "0.23.0"' 2>/dev/null; then
+if ! "$VENV/bin/python" -c 'import plimsoll_client, pytest, jwt; assert plimsoll_client.__version__ == "0.23.0"' 2>/dev/null; then
   python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q plimsoll-client==0.23.0 pytest
+  "$VENV/bin/pip" install -q plimsoll-client==0.23.0 pytest pyjwt
 fi
 PLIMSOLLD="$ROOT/target/debug/plimsolld" "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/interop
