@@ -16,6 +16,7 @@ async fn js(code: &str) -> JavaScriptResult {
             code.to_string(),
             Duration::from_secs(5),
             &CancellationToken::new(),
+            None,
         )
         .await
         .expect("the run is answered")
@@ -372,6 +373,7 @@ async fn a_dropped_run_is_stopped() {
         memory_bytes: 64 << 20,
         timeout: Duration::from_secs(20),
         cancel: stop.clone(),
+        grant: None,
     };
     let compiled = p.compiled.clone();
     let started = std::time::Instant::now();
