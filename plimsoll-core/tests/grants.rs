@@ -221,7 +221,7 @@ async fn wasm_json_body_and_jwt_subject() {
     v.set_audience(&["items-api"]);
     let claims = jsonwebtoken::decode::<serde_json::Value>(
         jwt,
-        &jsonwebtoken::DecodingKey::from_secret(JWT_SECRET.as_bytes()),
+        &jsonwebtoken::DecodingKey::from_secret(JWT_SECRET.as_bytes()).unwrap(),
         &v,
     )
     .expect("the JWT verifies")
