@@ -383,7 +383,7 @@ const show = async (what, p) => {
                 "node -e \"require('/usr/local/lib/plimsoll/host.js').get('/v1/items/3').then(a => console.log('node', a.status, a.json().target))\"".into(),
                 // Nothing on the filesystem the guest can read holds the token
                 // (the pattern is split so this command line does not).
-                "T=static-upstream-; grep -rIl --exclude-dir=proc --exclude-dir=sys \"${T}credential\" / 2>/dev/null; echo \"grep $?\"; cat /proc/self/environ | tr '\\0' ' '".into(),
+                "T=static-upstream-; grep -rIlqs --exclude-dir=proc --exclude-dir=sys \"${T}credential\" / && echo token-found || echo token-absent; cat /proc/self/environ | tr '\\0' ' '".into(),
             ],
             grant_profile: "items".into(),
             ..ProjectRun::default()
@@ -408,7 +408,7 @@ const show = async (what, p) => {
         assert!(all.contains("py 200 /v1/items\n"), "{}: {all}", rt.as_str());
         assert!(all.contains("py-denied 403\n"), "{all}");
         assert!(all.contains("node 200 /v1/items/3\n"), "{all}");
-        assert!(all.contains("grep 1\n"), "{all}");
+        assert!(all.contains("token-absent\n"), "{all}");
         assert!(all.contains("HOST_API_SOCKET=/run/plimsoll/host-api.sock"));
         assert!(!all.contains(STATIC_TOKEN));
         for s in &p.steps {
