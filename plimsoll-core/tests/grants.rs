@@ -97,7 +97,9 @@ async fn wasm_engine(base: &str) -> Engine {
         grants: Arc::new(grants(base)),
         ..Config::default()
     };
-    Engine::start(&config).await.expect("the wasm engine starts")
+    Engine::start(&config)
+        .await
+        .expect("the wasm engine starts")
 }
 
 async fn run(e: &Engine, code: &str, grant: &str) -> JavaScriptResult {
@@ -234,7 +236,10 @@ async fn wasm_host_exists_only_in_granted_runs() {
     let (base, seen) = api().await;
     let e = wasm_engine(&base).await;
     let r = run(&e, "console.log(typeof host, typeof globalThis.host)", "").await;
-    assert_eq!(String::from_utf8(r.stdout).unwrap(), "undefined undefined\n");
+    assert_eq!(
+        String::from_utf8(r.stdout).unwrap(),
+        "undefined undefined\n"
+    );
     let r = run(&e, "console.log(typeof host)", "items").await;
     assert_eq!(String::from_utf8(r.stdout).unwrap(), "object\n");
     assert!(seen.lock().unwrap().is_empty());

@@ -379,7 +379,10 @@ mod tests {
         let dir = Some(Path::new("/tmp/plimsoll-broker-1"));
         let s = l.create_body(Role::Snippet, "sha256:ab", &[], 0, 1, dir);
         assert!(s.env.unwrap().contains(&socket));
-        assert_eq!(s.entrypoint.unwrap(), ["node", "--require", NODE_CLIENT, "-"]);
+        assert_eq!(
+            s.entrypoint.unwrap(),
+            ["node", "--require", NODE_CLIENT, "-"]
+        );
         assert_eq!(s.network_disabled, Some(true));
         let h = s.host_config.unwrap();
         assert_eq!(h.network_mode.as_deref(), Some("none"));

@@ -282,8 +282,13 @@ impl Provider for Wasm {
         job: &JavaScriptRun,
         ctx: &RunContext,
     ) -> Result<JavaScriptResult> {
-        self.execute(job.code.clone(), ctx.timeout, &ctx.cancel, ctx.grant.clone())
-            .await
+        self.execute(
+            job.code.clone(),
+            ctx.timeout,
+            &ctx.cancel,
+            ctx.grant.clone(),
+        )
+        .await
     }
 }
 
