@@ -268,7 +268,13 @@ async fn environment_names_the_module_and_engine() {
     let p = provider();
     let envs = p.environments();
     assert!(envs.project.is_none() && envs.module.is_none() && envs.session.is_none());
-    assert_eq!(p.capabilities(), crate::provider::Capabilities::default());
+    assert_eq!(
+        p.capabilities(),
+        crate::provider::Capabilities {
+            javascript_grants: true,
+            ..crate::provider::Capabilities::default()
+        }
+    );
     assert_eq!(p.resources().memory_mb, DEFAULT_MEMORY_MB);
 }
 
