@@ -57,6 +57,9 @@ async fn api() -> (String, Arc<Mutex<Vec<Seen>>>) {
                                 auth,
                                 body,
                             });
+                            if target == "/v1/items/slow" {
+                                tokio::time::sleep(std::time::Duration::from_secs(20)).await;
+                            }
                             let answer = format!("{{\"ok\":true,\"target\":{target:?}}}");
                             Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
                                 Bytes::from(answer),
@@ -229,6 +232,35 @@ async fn wasm_json_body_and_jwt_subject() {
     .expect("the JWT verifies")
     .claims;
     assert_eq!(claims["sub"], "alice");
+}
+
+#[tokio::test]
+async fn wasm_host_call_stops_at_the_run_deadline() {
+    let (base, _seen) = api().await;
+    let e = wasm_engine(&base).await;
+    let mut request = Request::new(Payload::JavaScript(JavaScriptRun {
+        code: "host.get('/v1/items/slow'); console.log('returned')".into(),
+        grant_profile: "items".into(),
+    }));
+    request.envelope.timeout_ms = 1000;
+    let alice = Caller {
+        principal: "alice".into(),
+    };
+    let started = std::time::Instant::now();
+    let response = e
+        .run(&alice, request, CancellationToken::new())
+        .await
+        .expect("the run is answered");
+    let elapsed = started.elapsed();
+    let Some(Output::JavaScript(r)) = response.output else {
+        panic!("not a snippet result")
+    };
+    assert!(r.timed_out && r.exit_code == 124, "{r:?}");
+    assert!(!String::from_utf8_lossy(&r.stdout).contains("returned"));
+    assert!(
+        elapsed < std::time::Duration::from_secs(5),
+        "the blocked host call outlived the deadline: {elapsed:?}"
+    );
 }
 
 #[tokio::test]
