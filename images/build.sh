@@ -20,8 +20,9 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SUITE=bookworm
 MIRROR="${PLIMSOLL_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-SNIPPET=plimsoll/snippet:latest
-PROJECT=plimsoll/project:latest
+# The tags (overridable, e.g. to build a branch's images beside the main ones).
+SNIPPET="${PLIMSOLL_SNIPPET_IMAGE:-plimsoll/snippet:latest}"
+PROJECT="${PLIMSOLL_PROJECT_IMAGE:-plimsoll/project:latest}"
 
 log() { printf '[images] %s\n' "$*" >&2; }
 die() { printf '[images] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -29,6 +30,7 @@ die() { printf '[images] ERROR: %s\n' "$*" >&2; exit 1; }
 # The recipe inputs: everything that decides what the images contain.
 inputs_hash() {
   (cd "$HERE" && cat build.sh base.packages snippet.Dockerfile project.Dockerfile \
+    clients/host.js clients/plimsoll_host.py \
     && echo "$SUITE $MIRROR") | sha256sum | cut -c1-64
 }
 

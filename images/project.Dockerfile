@@ -15,6 +15,10 @@ ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     PYTHONUNBUFFERED=1 \
     OPENBLAS_NUM_THREADS=1 \
     OMP_NUM_THREADS=1
+# The host API clients: `require('/usr/local/lib/plimsoll/host.js')` in Node and
+# `import plimsoll_host` in Python reach a granted run's broker at $HOST_API_SOCKET.
+COPY clients/host.js /usr/local/lib/plimsoll/host.js
+COPY clients/plimsoll_host.py /usr/local/lib/python3.11/dist-packages/plimsoll_host.py
 # No /work in the image: docker would copy the image's directory (and its
 # 0755 root mode) over the run's /work tmpfs, and the guest could not write it.
 WORKDIR /tmp

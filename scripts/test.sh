@@ -58,7 +58,7 @@ LOAD_PROVIDER=docker cargo run -q -p plimsolld --example load -- 120 16 20
 
 step "interop: the published plimsoll-client 0.23.0 against plimsolld"
 cargo build -p plimsolld
-if ! "$VENV/bin/python" -c 'import plimsoll_client, pytest; assert plimsoll_client.__version__ == "0.23.0"' 2>/dev/null; then
+if ! "$VENV/bin/python" -c 'import plimsoll_client, pytest, jwt; assert plimsoll_client.__version__ == "0.23.0"' 2>/dev/null; then
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q plimsoll-client==0.23.0 pytest pyjwt
 fi

@@ -26,6 +26,8 @@ pub(crate) const LABEL_ROLE: &str = "io.plimsoll.role";
 pub(crate) const BROKER_DIR: &str = "/run/plimsoll";
 /// The broker socket's name inside [`BROKER_DIR`].
 pub(crate) const BROKER_SOCKET: &str = "host-api.sock";
+/// Where the images keep the Node host API client (images/clients/host.js).
+pub(crate) const NODE_CLIENT: &str = "/usr/local/lib/plimsoll/host.js";
 /// The work directory of projects.
 pub(crate) const WORK: &str = "/work";
 
@@ -173,7 +175,9 @@ impl Lockdown {
     ///
     /// `keeper_secs` bounds a keeper's life; `expires` is the unix second put on
     /// the expiry label; `broker` is a host directory holding a broker socket,
-    /// mounted read-only at [`BROKER_DIR`].
+    /// mounted read-only at [`BROKER_DIR`]. A snippet or project with a broker
+    /// is a granted run: its processes get `HOST_API_SOCKET`, and a snippet's
+    /// node preloads the host client ([`NODE_CLIENT`]) so `host` is a global.
     pub fn create_body(
         &self,
         role: Role,
@@ -186,6 +190,17 @@ impl Lockdown {
         let e = &self.envelope;
         let memory = (e.memory_mb as i64) << 20;
         let (user, entrypoint, workdir, stdin) = match role {
+            Role::Snippet if broker.is_some() => (
+                self.guest_user(),
+                vec![
+                    "node".to_string(),
+                    "--require".to_string(),
+                    NODE_CLIENT.to_string(),
+                    "-".to_string(),
+                ],
+                "/tmp",
+                true,
+            ),
             Role::Snippet => (
                 self.guest_user(),
                 vec!["node".to_string(), "-".to_string()],
@@ -208,6 +223,10 @@ impl Lockdown {
             (LABEL_ROLE.to_string(), role.as_str().to_string()),
         ]);
         let binds = broker.map(|dir| vec![format!("{}:{BROKER_DIR}:ro", dir.to_string_lossy())]);
+        let mut env = self.guest_env(image_env);
+        if broker.is_some() && matches!(role, Role::Snippet | Role::Project) {
+            env.push(format!("HOST_API_SOCKET={BROKER_DIR}/{BROKER_SOCKET}"));
+        }
         let host_config = HostConfig {
             runtime: Some(self.settings.runtime_name.clone()),
             readonly_rootfs: Some(true),
@@ -256,7 +275,7 @@ impl Lockdown {
             entrypoint: Some(entrypoint),
             cmd: None,
             working_dir: Some(workdir.into()),
-            env: Some(self.guest_env(image_env)),
+            env: Some(env),
             labels: Some(labels),
             network_disabled: Some(true),
             attach_stdin: Some(stdin),
@@ -348,5 +367,31 @@ mod tests {
         );
         assert!(container_name().starts_with("plimsoll-"));
         assert_eq!(container_name().len(), "plimsoll-".len() + 16);
+    }
+
+    #[test]
+    fn granted_bodies_mount_the_socket_and_name_it() {
+        let l = lockdown();
+        let socket = "HOST_API_SOCKET=/run/plimsoll/host-api.sock".to_string();
+        let plain = l.create_body(Role::Snippet, "sha256:ab", &[], 0, 1, None);
+        assert!(!plain.env.unwrap().contains(&socket));
+        assert_eq!(plain.entrypoint.unwrap(), ["node", "-"]);
+        let dir = Some(Path::new("/tmp/plimsoll-broker-1"));
+        let s = l.create_body(Role::Snippet, "sha256:ab", &[], 0, 1, dir);
+        assert!(s.env.unwrap().contains(&socket));
+        assert_eq!(
+            s.entrypoint.unwrap(),
+            ["node", "--require", NODE_CLIENT, "-"]
+        );
+        assert_eq!(s.network_disabled, Some(true));
+        let h = s.host_config.unwrap();
+        assert_eq!(h.network_mode.as_deref(), Some("none"));
+        assert_eq!(
+            h.binds.unwrap(),
+            ["/tmp/plimsoll-broker-1:/run/plimsoll:ro"]
+        );
+        let p = l.create_body(Role::Project, "sha256:ab", &[], 30, 1, dir);
+        assert!(p.env.unwrap().contains(&socket));
+        assert_eq!(p.entrypoint.unwrap(), ["sleep", "30"]);
     }
 }

@@ -212,6 +212,23 @@ impl Drop for Inner {
     }
 }
 
+/// A granted run's broker socket: a [`grant::socket::HostSocket`] in a fresh
+/// directory under the system temp dir, serving the run's broker, to be
+/// bind-mounted at [`lockdown::BROKER_DIR`]. `None` without a grant. Dropping
+/// it stops the server and removes the directory.
+///
+/// [`grant::socket::HostSocket`]: crate::grant::socket::HostSocket
+pub(crate) fn granted_socket(ctx: &RunContext) -> Result<Option<crate::grant::socket::HostSocket>> {
+    let Some(broker) = &ctx.grant else {
+        return Ok(None);
+    };
+    let socket = crate::grant::socket::HostSocket::start(&std::env::temp_dir()).map_err(|e| {
+        Error::infrastructure(format!("docker provider: the run's broker socket: {e}"))
+    })?;
+    socket.serve(Some(broker.clone()));
+    Ok(Some(socket))
+}
+
 fn unreachable(path: &str, e: bollard::errors::Error) -> Error {
     Error::infrastructure(format!(
         "the local docker daemon is not reachable at {path}: {e}"
@@ -289,6 +306,8 @@ impl Provider for DockerProvider {
         Capabilities {
             projects: true,
             orphan_reconcile: true,
+            javascript_grants: true,
+            project_grants: true,
             ..Capabilities::default()
         }
     }

@@ -54,13 +54,16 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
     let image = p.pinned(Role::Project)?;
     let docker = p.client().await?;
     let keeper_secs = (ctx.timeout + GRACE + COLLECT_BUDGET).as_secs();
+    // A granted run's broker socket: removed (with its directory) when this
+    // returns, on every path.
+    let socket = super::granted_socket(ctx)?;
     let body = p.lockdown.create_body(
         Role::Project,
         &image.id,
         &image.env,
         keeper_secs,
         unix_after(ctx.timeout + GRACE + COLLECT_BUDGET),
-        None,
+        socket.as_ref().map(|s| s.dir()),
     );
     let live = Live::create(docker, &p.live, container_name(), body).await?;
     live.start().await?;

@@ -51,13 +51,16 @@ pub(crate) async fn run(
 ) -> Result<JavaScriptResult> {
     let image = p.pinned(Role::Snippet)?;
     let docker = p.client().await?;
+    // A granted run's broker socket: removed (with its directory) when this
+    // returns, on every path.
+    let socket = super::granted_socket(ctx)?;
     let body = p.lockdown.create_body(
         Role::Snippet,
         &image.id,
         &image.env,
         0,
         unix_after(ctx.timeout + GRACE),
-        None,
+        socket.as_ref().map(|s| s.dir()),
     );
     let live = Live::create(docker, &p.live, container_name(), body).await?;
     let attach = docker
