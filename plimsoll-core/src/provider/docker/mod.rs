@@ -10,8 +10,8 @@
 //! run each step as its own `docker exec` driven from the host. The container
 //! is force-removed on every way out, and a reconcile removes leftovers by
 //! label. What this provider does not cover: grants (the broker is a later
-//! piece, though the proof already shows its socket mount works), sessions,
-//! modules, and any remote docker daemon, which it refuses.
+//! piece, though the proof already shows its socket mount works), a
+//! sessions' warm pool, modules, and any remote docker daemon, which it refuses.
 
 mod archive;
 mod container;
@@ -24,6 +24,7 @@ mod project;
 mod proof;
 mod reconcile;
 mod seccomp;
+mod session;
 mod snippet;
 
 use std::path::PathBuf;
@@ -86,6 +87,8 @@ pub(crate) struct Inner {
     state: Mutex<State>,
     preflight: tokio::sync::Mutex<Option<(Instant, Result<()>)>>,
     policy: String,
+    /// `SANDBOX_SESSION_DISK_MB`: a session's `/work` budget (0 = unchecked).
+    session_disk_mb: u32,
 }
 
 impl Inner {
@@ -115,7 +118,7 @@ impl Inner {
         let st = self.state();
         let slot = match role {
             Role::Snippet | Role::Proof { work: false } => &st.snippet,
-            Role::Project | Role::Proof { work: true } => &st.project,
+            Role::Project | Role::Session | Role::Proof { work: true } => &st.project,
         };
         slot.clone().ok_or_else(|| {
             Error::infrastructure("the docker provider has not inspected its images yet")
@@ -257,6 +260,7 @@ impl DockerProvider {
                 state: Mutex::new(State::default()),
                 preflight: tokio::sync::Mutex::new(None),
                 policy,
+                session_disk_mb: config.sessions.disk_mb,
             }),
         })
     }
@@ -288,6 +292,7 @@ impl Provider for DockerProvider {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             projects: true,
+            sessions: true,
             orphan_reconcile: true,
             ..Capabilities::default()
         }
@@ -308,11 +313,12 @@ impl Provider for DockerProvider {
                 languages: languages.clone(),
             }
         };
+        let project = env(&st.project, 30_000, 120_000, &st.project_languages);
         Environments {
             javascript: Some(env(&st.snippet, 5_000, 30_000, &st.snippet_languages)),
-            project: Some(env(&st.project, 30_000, 120_000, &st.project_languages)),
+            session: Some(project.clone()),
+            project: Some(project),
             module: None,
-            session: None,
         }
     }
 
@@ -366,6 +372,14 @@ impl Provider for DockerProvider {
     async fn run_project(&self, job: &ProjectRun, ctx: &RunContext) -> Result<ProjectResult> {
         self.inner.admit().await?;
         project::run(&self.inner, job, ctx).await
+    }
+
+    async fn open_session(
+        &self,
+        spec: &crate::session::SandboxSpec,
+    ) -> Result<Box<dyn crate::session::SessionSandbox>> {
+        self.inner.admit().await?;
+        Ok(Box::new(session::open(&self.inner, spec).await?))
     }
 
     async fn reconcile_orphans(&self) -> Result<usize> {
