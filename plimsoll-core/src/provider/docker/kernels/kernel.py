@@ -22,10 +22,11 @@ def _line():
     return b.rstrip(b"\n")
 
 def _tmp():
-    try:
-        return os.open("/tmp", os.O_TMPFILE | os.O_RDWR, 0o600)
-    except OSError:
-        return os.open("/dev/null", os.O_RDWR)
+    # An unlinked file in /tmp (O_TMPFILE is not everywhere, gVisor included).
+    path = "/tmp/.plimsoll-cell-" + os.urandom(8).hex()
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    os.unlink(path)
+    return fd
 
 def _back(fd):
     size = os.lseek(fd, 0, os.SEEK_END)
