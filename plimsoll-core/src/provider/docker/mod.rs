@@ -75,6 +75,7 @@ struct State {
     project: Option<PinnedImage>,
     snippet_languages: Vec<String>,
     project_languages: Vec<String>,
+    session_languages: Vec<String>,
     drift: Option<String>,
 }
 
@@ -89,6 +90,8 @@ pub(crate) struct Inner {
     policy: String,
     /// `SANDBOX_SESSION_DISK_MB`: a session's `/work` budget (0 = unchecked).
     session_disk_mb: u32,
+    /// Sessions are on (`SANDBOX_MAX_SESSIONS > 0`): the startup proof opens one.
+    sessions_on: bool,
 }
 
 impl Inner {
@@ -261,6 +264,7 @@ impl DockerProvider {
                 preflight: tokio::sync::Mutex::new(None),
                 policy,
                 session_disk_mb: config.sessions.disk_mb,
+                sessions_on: config.sessions.enabled(),
             }),
         })
     }
@@ -316,7 +320,10 @@ impl Provider for DockerProvider {
         let project = env(&st.project, 30_000, 120_000, &st.project_languages);
         Environments {
             javascript: Some(env(&st.snippet, 5_000, 30_000, &st.snippet_languages)),
-            session: Some(project.clone()),
+            session: Some(Environment {
+                languages: st.session_languages.clone(),
+                ..project.clone()
+            }),
             project: Some(project),
             module: None,
         }
@@ -354,7 +361,13 @@ impl Provider for DockerProvider {
         let languages =
             proof::prove_image(&self.inner, Role::Proof { work: true }, &project).await?;
         proof::run_paths(&self.inner).await?;
+        let session_languages = if self.inner.sessions_on {
+            session::prove(&self.inner).await?
+        } else {
+            Vec::new()
+        };
         let mut st = self.inner.state();
+        st.session_languages = session_languages;
         st.snippet_languages = vec!["javascript".into()];
         st.project_languages = languages;
         Ok(self.isolation())
