@@ -72,6 +72,14 @@ async fn main() {
             },
             ..Config::default()
         };
+        let config = Config {
+            admission: plimsoll_core::admission::Limits {
+                rate_per_min: 100_000,
+                rate_burst: 10_000,
+                ..config.admission
+            },
+            ..config
+        };
         let provider = Arc::new(DockerProvider::new(&config).unwrap());
         let engine = Engine::with_provider(provider, &config).await.unwrap();
         let (mut open_first, mut warm, mut call, mut fresh) = (vec![], vec![], vec![], vec![]);
