@@ -9,9 +9,10 @@
 //! configured seccomp profile. Snippets pipe their code to `node -`; projects
 //! run each step as its own `docker exec` driven from the host. The container
 //! is force-removed on every way out, and a reconcile removes leftovers by
-//! label. What this provider does not cover: grants (the broker is a later
-//! piece, though the proof already shows its socket mount works), a
-//! sessions' warm pool, modules, and any remote docker daemon, which it refuses.
+//! label. Sessions keep one such container for many calls ([`session`]).
+//! What this provider does not cover: grants (the broker is a later piece,
+//! though the proof already shows its socket mount works), the sessions' warm
+//! pool, modules, and any remote docker daemon, which it refuses.
 
 mod archive;
 mod container;
