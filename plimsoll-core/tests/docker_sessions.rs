@@ -62,11 +62,15 @@ fn config(rt: DockerRuntime) -> Config {
 }
 
 async fn start(rt: DockerRuntime) -> Engine {
-    let config = config(rt);
+    start_with(config(rt)).await.0
+}
+
+async fn start_with(config: Config) -> (Engine, Arc<DockerProvider>) {
     let provider = Arc::new(DockerProvider::new(&config).unwrap());
-    Engine::with_provider(provider, &config)
+    let engine = Engine::with_provider(provider.clone(), &config)
         .await
-        .unwrap_or_else(|e| panic!("engine start under {}: {e}", rt.as_str()))
+        .unwrap_or_else(|e| panic!("engine start under {}: {e}", config.docker.runtime_name));
+    (engine, provider)
 }
 
 fn caller() -> Caller {
@@ -429,5 +433,47 @@ console.log(n);"#,
             "[{name}] removed when ended"
         );
         eprintln!("[{name}] done in {:?}", t.elapsed());
+    }
+}
+
+async fn wait_pool(p: &DockerProvider, n: usize) {
+    for _ in 0..300 {
+        if p.pool_ready() == n {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the pool never reached {n} (has {})", p.pool_ready());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_pool_hands_each_member_to_one_session_and_refills() {
+    for rt in RUNTIMES {
+        let name = rt.as_str();
+        let mut config = config(rt);
+        config.sessions.pool = 1;
+        let (engine, provider) = start_with(config).await;
+        wait_pool(&provider, 1).await;
+        let pooled = containers_of("pool").await.len();
+        let t = Instant::now();
+        let mut s = Session::open(&engine, &["python"]).await;
+        let c = s.cell("python", "x = 41\nx + 1", &[], 20_000).await;
+        eprintln!("[{name}] pooled open + first cell {:?}", t.elapsed());
+        assert_eq!(
+            (text(&c.stdout), c.interpreter_started),
+            ("42\n".into(), false),
+            "[{name}] a warm interpreter"
+        );
+        // The pool refills in the background with a fresh member.
+        wait_pool(&provider, 1).await;
+        s.close().await;
+        // The member used by the session is gone; the new one waits.
+        for _ in 0..50 {
+            if containers_of("pool").await.len() == pooled {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert_eq!(containers_of("pool").await.len(), pooled, "[{name}]");
     }
 }

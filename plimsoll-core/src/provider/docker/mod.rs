@@ -93,6 +93,14 @@ pub(crate) struct Inner {
     session_disk_mb: u32,
     /// Sessions are on (`SANDBOX_MAX_SESSIONS > 0`): the startup proof opens one.
     sessions_on: bool,
+    /// `SANDBOX_SESSION_POOL`: warm session containers kept ready.
+    pool_size: usize,
+    /// How long a pool member may live (the session lifetime).
+    pool_lifetime: Duration,
+    /// The warm members, never used by anyone; each goes to one session.
+    pool: Mutex<Vec<session::DockerSession>>,
+    /// Members being created now.
+    pool_filling: std::sync::atomic::AtomicUsize,
 }
 
 impl Inner {
@@ -212,6 +220,10 @@ impl Drop for Inner {
     /// The last holder is going (the daemon is shutting down): give the
     /// removals of dropped runs' containers a moment to finish.
     fn drop(&mut self) {
+        // Unused warm members go first (each removes its container).
+        drop(std::mem::take(
+            &mut *self.pool.lock().unwrap_or_else(|p| p.into_inner()),
+        ));
         let t = Instant::now();
         while self.live.len() > 0 && t.elapsed() < Duration::from_secs(10) {
             std::thread::sleep(Duration::from_millis(50));
@@ -266,6 +278,10 @@ impl DockerProvider {
                 policy,
                 session_disk_mb: config.sessions.disk_mb,
                 sessions_on: config.sessions.enabled(),
+                pool_size: config.sessions.pool as usize,
+                pool_lifetime: config.sessions.lifetime,
+                pool: Mutex::new(Vec::new()),
+                pool_filling: std::sync::atomic::AtomicUsize::new(0),
             }),
         })
     }
@@ -273,6 +289,15 @@ impl DockerProvider {
     /// The docker socket this provider talks to.
     pub fn socket(&self) -> &std::path::Path {
         &self.inner.socket
+    }
+
+    /// How many warm session containers wait in the pool now.
+    pub fn pool_ready(&self) -> usize {
+        self.inner
+            .pool
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .len()
     }
 
     /// How many of this provider's containers are in flight.
@@ -367,8 +392,12 @@ impl Provider for DockerProvider {
         } else {
             Vec::new()
         };
+        {
+            let mut st = self.inner.state();
+            st.session_languages = session_languages;
+        }
+        session::refill(&self.inner);
         let mut st = self.inner.state();
-        st.session_languages = session_languages;
         st.snippet_languages = vec!["javascript".into()];
         st.project_languages = languages;
         Ok(self.isolation())
@@ -393,6 +422,10 @@ impl Provider for DockerProvider {
         spec: &crate::session::SandboxSpec,
     ) -> Result<Box<dyn crate::session::SessionSandbox>> {
         self.inner.admit().await?;
+        if let Some(s) = session::take_from_pool(&self.inner, spec) {
+            session::refill(&self.inner);
+            return Ok(Box::new(s));
+        }
         Ok(Box::new(session::open(&self.inner, spec).await?))
     }
 

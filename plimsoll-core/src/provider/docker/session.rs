@@ -144,6 +144,8 @@ pub(crate) struct DockerSession {
     stopped: CancellationToken,
     watcher: tokio::task::JoinHandle<()>,
     interps: tokio::sync::Mutex<HashMap<String, Interp>>,
+    /// The languages whose kernels were started at open.
+    languages: Mutex<Vec<String>>,
     disk_mb: u32,
 }
 
@@ -263,6 +265,7 @@ pub(crate) async fn open(inner: &Arc<Inner>, spec: &SandboxSpec) -> Result<Docke
         stopped,
         watcher,
         interps: tokio::sync::Mutex::new(HashMap::new()),
+        languages: Mutex::new(Vec::new()),
         disk_mb: inner.session_disk_mb,
     };
     for lang in &spec.languages {
@@ -271,6 +274,10 @@ pub(crate) async fn open(inner: &Arc<Inner>, spec: &SandboxSpec) -> Result<Docke
             if !interps.contains_key(lang) {
                 let i = s.start_interp(lang).await?;
                 interps.insert(lang.clone(), i);
+                s.languages
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(lang.clone());
             }
         }
     }
@@ -835,6 +842,46 @@ impl DockerSession {
 impl Drop for DockerSession {
     fn drop(&mut self) {
         self.watcher.abort();
+    }
+}
+
+/// The label value pool members carry (their session is not known yet).
+const POOL_LABEL: &str = "pool";
+
+/// Takes a warm member for `spec` (one with every hinted interpreter running),
+/// or `None`.
+pub(crate) fn take_from_pool(inner: &Arc<Inner>, spec: &SandboxSpec) -> Option<DockerSession> {
+    let mut pool = inner.pool.lock().unwrap_or_else(|p| p.into_inner());
+    let i = pool.iter().position(|m| {
+        let have = m.languages.lock().unwrap_or_else(|p| p.into_inner());
+        spec.languages.iter().all(|l| have.contains(l))
+    })?;
+    Some(pool.swap_remove(i))
+}
+
+/// Starts background creation of members until the pool is full.
+pub(crate) fn refill(inner: &Arc<Inner>) {
+    use std::sync::atomic::Ordering;
+    loop {
+        let have = inner.pool.lock().unwrap_or_else(|p| p.into_inner()).len();
+        let filling = inner.pool_filling.load(Ordering::SeqCst);
+        if have + filling >= inner.pool_size {
+            return;
+        }
+        inner.pool_filling.fetch_add(1, Ordering::SeqCst);
+        let inner = inner.clone();
+        tokio::spawn(async move {
+            let spec = SandboxSpec {
+                fingerprint: POOL_LABEL.into(),
+                lifetime_ms: inner.pool_lifetime.as_millis() as u64,
+                languages: vec!["python".into(), "javascript".into()],
+            };
+            match open(&inner, &spec).await {
+                Ok(m) => inner.pool.lock().unwrap_or_else(|p| p.into_inner()).push(m),
+                Err(e) => tracing::warn!(error = %e, "a warm session container could not be made"),
+            }
+            inner.pool_filling.fetch_sub(1, Ordering::SeqCst);
+        });
     }
 }
 
