@@ -82,6 +82,14 @@ async fn main() {
         };
         let provider = Arc::new(DockerProvider::new(&config).unwrap());
         let engine = Engine::with_provider(provider, &config).await.unwrap();
+        let pooled_config = Config {
+            sessions: SessionSettings {
+                pool: 2,
+                ..config.sessions
+            },
+            instance: format!("{}-pool", config.instance),
+            ..config.clone()
+        };
         let (mut open_first, mut warm, mut call, mut fresh) = (vec![], vec![], vec![], vec![]);
         for _ in 0..3 {
             let t = Instant::now();
@@ -122,6 +130,56 @@ async fn main() {
                 .unwrap();
             fresh.push(t.elapsed());
         }
+        drop(engine);
+        // With a warm pool of two.
+        let provider = Arc::new(DockerProvider::new(&pooled_config).unwrap());
+        let engine = Engine::with_provider(provider.clone(), &pooled_config)
+            .await
+            .unwrap();
+        let mut pooled = vec![];
+        for _ in 0..3 {
+            while provider.pool_ready() < 2 {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            let t = Instant::now();
+            let open = engine
+                .open_session(
+                    &caller,
+                    &OpenSessionRequest {
+                        protocol: PROTOCOL,
+                        minimum_isolation: "container".into(),
+                        languages: vec!["python".into()],
+                        ..Default::default()
+                    },
+                )
+                .await
+                .unwrap();
+            engine
+                .session_run(
+                    &caller,
+                    &open.session_id,
+                    cell("x = 41"),
+                    CancellationToken::new(),
+                )
+                .await
+                .unwrap();
+            pooled.push(t.elapsed());
+            engine
+                .close_session(&caller, PROTOCOL, &open.session_id)
+                .await
+                .unwrap();
+        }
+        while provider.pool_ready() < 2 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let mem = pool_memory().await;
+        println!(
+            "{}: pooled open+first cell {:?} | memory per waiting pool member {:.1} MiB",
+            rt.as_str(),
+            median(pooled),
+            mem
+        );
         println!(
             "{}: open+first cell {:?} | warm cell {:?} | session snippet call {:?} | fresh container per snippet {:?} (medians)",
             rt.as_str(),
@@ -131,4 +189,41 @@ async fn main() {
             median(fresh)
         );
     }
+}
+
+/// The mean memory use of waiting pool members, MiB (docker stats).
+async fn pool_memory() -> f64 {
+    use bollard::query_parameters::{ListContainersOptionsBuilder, StatsOptionsBuilder};
+    use futures_util::StreamExt;
+    let docker = bollard::Docker::connect_with_unix(
+        "/var/run/docker.sock",
+        60,
+        bollard::API_DEFAULT_VERSION,
+    )
+    .unwrap();
+    let opts = ListContainersOptionsBuilder::new()
+        .filters(&std::collections::HashMap::from([(
+            "label",
+            vec!["io.plimsoll.session=pool".to_string()],
+        )]))
+        .build();
+    let ids: Vec<String> = docker
+        .list_containers(Some(opts))
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|c| c.id)
+        .collect();
+    let mut total = 0.0;
+    for id in &ids {
+        let opts = StatsOptionsBuilder::new()
+            .stream(false)
+            .one_shot(true)
+            .build();
+        if let Some(Ok(s)) = docker.stats(id, Some(opts)).next().await {
+            let m = s.memory_stats.unwrap_or_default();
+            total += m.usage.unwrap_or(0) as f64 / (1024.0 * 1024.0);
+        }
+    }
+    total / ids.len().max(1) as f64
 }
