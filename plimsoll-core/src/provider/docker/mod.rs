@@ -59,6 +59,8 @@ const REQUEST_TIMEOUT_SECS: u64 = 30;
 #[derive(Clone)]
 pub struct DockerProvider {
     inner: Arc<Inner>,
+    /// The sessions' warm pool (outside [`Inner`]: members hold the `Inner`).
+    pool: Arc<session::Pool>,
 }
 
 impl std::fmt::Debug for DockerProvider {
@@ -93,14 +95,6 @@ pub(crate) struct Inner {
     session_disk_mb: u32,
     /// Sessions are on (`SANDBOX_MAX_SESSIONS > 0`): the startup proof opens one.
     sessions_on: bool,
-    /// `SANDBOX_SESSION_POOL`: warm session containers kept ready.
-    pool_size: usize,
-    /// How long a pool member may live (the session lifetime).
-    pool_lifetime: Duration,
-    /// The warm members, never used by anyone; each goes to one session.
-    pool: Mutex<Vec<session::DockerSession>>,
-    /// Members being created now.
-    pool_filling: std::sync::atomic::AtomicUsize,
 }
 
 impl Inner {
@@ -220,10 +214,6 @@ impl Drop for Inner {
     /// The last holder is going (the daemon is shutting down): give the
     /// removals of dropped runs' containers a moment to finish.
     fn drop(&mut self) {
-        // Unused warm members go first (each removes its container).
-        drop(std::mem::take(
-            &mut *self.pool.lock().unwrap_or_else(|p| p.into_inner()),
-        ));
         let t = Instant::now();
         while self.live.len() > 0 && t.elapsed() < Duration::from_secs(10) {
             std::thread::sleep(Duration::from_millis(50));
@@ -278,11 +268,11 @@ impl DockerProvider {
                 policy,
                 session_disk_mb: config.sessions.disk_mb,
                 sessions_on: config.sessions.enabled(),
-                pool_size: config.sessions.pool as usize,
-                pool_lifetime: config.sessions.lifetime,
-                pool: Mutex::new(Vec::new()),
-                pool_filling: std::sync::atomic::AtomicUsize::new(0),
             }),
+            pool: Arc::new(session::Pool::new(
+                config.sessions.pool as usize,
+                config.sessions.lifetime,
+            )),
         })
     }
 
@@ -293,11 +283,7 @@ impl DockerProvider {
 
     /// How many warm session containers wait in the pool now.
     pub fn pool_ready(&self) -> usize {
-        self.inner
-            .pool
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .len()
+        self.pool.ready()
     }
 
     /// How many of this provider's containers are in flight.
@@ -396,7 +382,7 @@ impl Provider for DockerProvider {
             let mut st = self.inner.state();
             st.session_languages = session_languages;
         }
-        session::refill(&self.inner);
+        session::refill(&self.inner, &self.pool);
         let mut st = self.inner.state();
         st.snippet_languages = vec!["javascript".into()];
         st.project_languages = languages;
@@ -422,8 +408,8 @@ impl Provider for DockerProvider {
         spec: &crate::session::SandboxSpec,
     ) -> Result<Box<dyn crate::session::SessionSandbox>> {
         self.inner.admit().await?;
-        if let Some(s) = session::take_from_pool(&self.inner, spec) {
-            session::refill(&self.inner);
+        if let Some(s) = self.pool.take(spec) {
+            session::refill(&self.inner, &self.pool);
             return Ok(Box::new(s));
         }
         Ok(Box::new(session::open(&self.inner, spec).await?))

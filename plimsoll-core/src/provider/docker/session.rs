@@ -848,39 +848,74 @@ impl Drop for DockerSession {
 /// The label value pool members carry (their session is not known yet).
 const POOL_LABEL: &str = "pool";
 
-/// Takes a warm member for `spec` (one with every hinted interpreter running),
-/// or `None`.
-pub(crate) fn take_from_pool(inner: &Arc<Inner>, spec: &SandboxSpec) -> Option<DockerSession> {
-    let mut pool = inner.pool.lock().unwrap_or_else(|p| p.into_inner());
-    let i = pool.iter().position(|m| {
-        let have = m.languages.lock().unwrap_or_else(|p| p.into_inner());
-        spec.languages.iter().all(|l| have.contains(l))
-    })?;
-    Some(pool.swap_remove(i))
+/// The sessions' warm pool: members made like session containers, with both
+/// kernels running, never used by anyone; each goes to exactly one session.
+pub(crate) struct Pool {
+    members: Mutex<Vec<DockerSession>>,
+    filling: std::sync::atomic::AtomicUsize,
+    size: usize,
+    lifetime: Duration,
 }
 
-/// Starts background creation of members until the pool is full.
-pub(crate) fn refill(inner: &Arc<Inner>) {
+impl Pool {
+    /// An empty pool of `size` members living at most `lifetime`.
+    pub(crate) fn new(size: usize, lifetime: Duration) -> Pool {
+        Pool {
+            members: Mutex::new(Vec::new()),
+            filling: std::sync::atomic::AtomicUsize::new(0),
+            size,
+            lifetime,
+        }
+    }
+
+    fn members(&self) -> std::sync::MutexGuard<'_, Vec<DockerSession>> {
+        self.members.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Members waiting now.
+    pub(crate) fn ready(&self) -> usize {
+        self.members().len()
+    }
+
+    /// Takes a member for `spec` (one with every hinted interpreter running),
+    /// or `None`.
+    pub(crate) fn take(&self, spec: &SandboxSpec) -> Option<DockerSession> {
+        let mut pool = self.members();
+        let i = pool.iter().position(|m| {
+            let have = m.languages.lock().unwrap_or_else(|p| p.into_inner());
+            spec.languages.iter().all(|l| have.contains(l))
+        })?;
+        Some(pool.swap_remove(i))
+    }
+}
+
+/// Starts background creation of members until the pool is full. The tasks
+/// hold the pool only weakly: a provider that goes away takes its members along.
+pub(crate) fn refill(inner: &Arc<Inner>, pool: &Arc<Pool>) {
     use std::sync::atomic::Ordering;
     loop {
-        let have = inner.pool.lock().unwrap_or_else(|p| p.into_inner()).len();
-        let filling = inner.pool_filling.load(Ordering::SeqCst);
-        if have + filling >= inner.pool_size {
+        if pool.ready() + pool.filling.load(Ordering::SeqCst) >= pool.size {
             return;
         }
-        inner.pool_filling.fetch_add(1, Ordering::SeqCst);
+        pool.filling.fetch_add(1, Ordering::SeqCst);
         let inner = inner.clone();
+        let weak = Arc::downgrade(pool);
+        let lifetime = pool.lifetime;
         tokio::spawn(async move {
             let spec = SandboxSpec {
                 fingerprint: POOL_LABEL.into(),
-                lifetime_ms: inner.pool_lifetime.as_millis() as u64,
+                lifetime_ms: lifetime.as_millis() as u64,
                 languages: vec!["python".into(), "javascript".into()],
             };
-            match open(&inner, &spec).await {
-                Ok(m) => inner.pool.lock().unwrap_or_else(|p| p.into_inner()).push(m),
+            let made = open(&inner, &spec).await;
+            let Some(pool) = weak.upgrade() else {
+                return;
+            };
+            match made {
+                Ok(m) => pool.members().push(m),
                 Err(e) => tracing::warn!(error = %e, "a warm session container could not be made"),
             }
-            inner.pool_filling.fetch_sub(1, Ordering::SeqCst);
+            pool.filling.fetch_sub(1, Ordering::SeqCst);
         });
     }
 }
