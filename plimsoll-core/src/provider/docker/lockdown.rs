@@ -28,6 +28,8 @@ pub(crate) const BROKER_DIR: &str = "/run/plimsoll";
 pub(crate) const BROKER_SOCKET: &str = "host-api.sock";
 /// Where the images keep the Node host API client (images/clients/host.js).
 pub(crate) const NODE_CLIENT: &str = "/usr/local/lib/plimsoll/host.js";
+/// The label naming the session a container holds (its fingerprint, never its id).
+pub(crate) const LABEL_SESSION: &str = "io.plimsoll.session";
 /// The work directory of projects.
 pub(crate) const WORK: &str = "/work";
 
@@ -38,6 +40,8 @@ pub(crate) enum Role {
     Snippet,
     /// A keeper (`sleep`, as guest uid + 1) that steps are exec'd beside.
     Project,
+    /// A session: a keeper like `Project`'s, kept for many calls.
+    Session,
     /// The startup proof: a keeper with the mounts of `Snippet` or `Project`.
     Proof {
         /// Mount `/work` as projects do.
@@ -50,12 +54,16 @@ impl Role {
         match self {
             Role::Snippet => "snippet",
             Role::Project => "project",
+            Role::Session => "session",
             Role::Proof { .. } => "proof",
         }
     }
 
     fn has_work(self) -> bool {
-        matches!(self, Role::Project | Role::Proof { work: true })
+        matches!(
+            self,
+            Role::Project | Role::Session | Role::Proof { work: true }
+        )
     }
 }
 
@@ -210,7 +218,7 @@ impl Lockdown {
             // Not /work: docker would create a container working directory in
             // the image's root first, and its 0755 root mode would be copied
             // over the /work tmpfs. Steps get /work as their exec's directory.
-            Role::Project | Role::Proof { .. } => (
+            Role::Project | Role::Session | Role::Proof { .. } => (
                 self.keeper_user(),
                 vec!["sleep".to_string(), keeper_secs.to_string()],
                 "/tmp",

@@ -9,9 +9,10 @@
 //! configured seccomp profile. Snippets pipe their code to `node -`; projects
 //! run each step as its own `docker exec` driven from the host. The container
 //! is force-removed on every way out, and a reconcile removes leftovers by
-//! label. What this provider does not cover: grants (the broker is a later
-//! piece, though the proof already shows its socket mount works), sessions,
-//! modules, and any remote docker daemon, which it refuses.
+//! label. Sessions keep one such container for many calls ([`session`]).
+//! What this provider does not cover: grants (the broker is a later piece,
+//! though the proof already shows its socket mount works), the sessions' warm
+//! pool, modules, and any remote docker daemon, which it refuses.
 
 mod archive;
 mod container;
@@ -24,6 +25,7 @@ mod project;
 mod proof;
 mod reconcile;
 mod seccomp;
+mod session;
 mod snippet;
 
 use std::path::PathBuf;
@@ -57,6 +59,8 @@ const REQUEST_TIMEOUT_SECS: u64 = 30;
 #[derive(Clone)]
 pub struct DockerProvider {
     inner: Arc<Inner>,
+    /// The sessions' warm pool (outside [`Inner`]: members hold the `Inner`).
+    pool: Arc<session::Pool>,
 }
 
 impl std::fmt::Debug for DockerProvider {
@@ -74,6 +78,7 @@ struct State {
     project: Option<PinnedImage>,
     snippet_languages: Vec<String>,
     project_languages: Vec<String>,
+    session_languages: Vec<String>,
     drift: Option<String>,
 }
 
@@ -86,6 +91,10 @@ pub(crate) struct Inner {
     state: Mutex<State>,
     preflight: tokio::sync::Mutex<Option<(Instant, Result<()>)>>,
     policy: String,
+    /// `SANDBOX_SESSION_DISK_MB`: a session's `/work` budget (0 = unchecked).
+    session_disk_mb: u32,
+    /// Sessions are on (`SANDBOX_MAX_SESSIONS > 0`): the startup proof opens one.
+    sessions_on: bool,
 }
 
 impl Inner {
@@ -115,7 +124,7 @@ impl Inner {
         let st = self.state();
         let slot = match role {
             Role::Snippet | Role::Proof { work: false } => &st.snippet,
-            Role::Project | Role::Proof { work: true } => &st.project,
+            Role::Project | Role::Session | Role::Proof { work: true } => &st.project,
         };
         slot.clone().ok_or_else(|| {
             Error::infrastructure("the docker provider has not inspected its images yet")
@@ -274,13 +283,24 @@ impl DockerProvider {
                 state: Mutex::new(State::default()),
                 preflight: tokio::sync::Mutex::new(None),
                 policy,
+                session_disk_mb: config.sessions.disk_mb,
+                sessions_on: config.sessions.enabled(),
             }),
+            pool: Arc::new(session::Pool::new(
+                config.sessions.pool as usize,
+                config.sessions.lifetime,
+            )),
         })
     }
 
     /// The docker socket this provider talks to.
     pub fn socket(&self) -> &std::path::Path {
         &self.inner.socket
+    }
+
+    /// How many warm session containers wait in the pool now.
+    pub fn pool_ready(&self) -> usize {
+        self.pool.ready()
     }
 
     /// How many of this provider's containers are in flight.
@@ -305,6 +325,7 @@ impl Provider for DockerProvider {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             projects: true,
+            sessions: true,
             orphan_reconcile: true,
             javascript_grants: true,
             project_grants: true,
@@ -327,11 +348,15 @@ impl Provider for DockerProvider {
                 languages: languages.clone(),
             }
         };
+        let project = env(&st.project, 30_000, 120_000, &st.project_languages);
         Environments {
             javascript: Some(env(&st.snippet, 5_000, 30_000, &st.snippet_languages)),
-            project: Some(env(&st.project, 30_000, 120_000, &st.project_languages)),
+            session: Some(Environment {
+                languages: st.session_languages.clone(),
+                ..project.clone()
+            }),
+            project: Some(project),
             module: None,
-            session: None,
         }
     }
 
@@ -367,6 +392,16 @@ impl Provider for DockerProvider {
         let languages =
             proof::prove_image(&self.inner, Role::Proof { work: true }, &project).await?;
         proof::run_paths(&self.inner).await?;
+        let session_languages = if self.inner.sessions_on {
+            session::prove(&self.inner).await?
+        } else {
+            Vec::new()
+        };
+        {
+            let mut st = self.inner.state();
+            st.session_languages = session_languages;
+        }
+        session::refill(&self.inner, &self.pool);
         let mut st = self.inner.state();
         st.snippet_languages = vec!["javascript".into()];
         st.project_languages = languages;
@@ -385,6 +420,18 @@ impl Provider for DockerProvider {
     async fn run_project(&self, job: &ProjectRun, ctx: &RunContext) -> Result<ProjectResult> {
         self.inner.admit().await?;
         project::run(&self.inner, job, ctx).await
+    }
+
+    async fn open_session(
+        &self,
+        spec: &crate::session::SandboxSpec,
+    ) -> Result<Box<dyn crate::session::SessionSandbox>> {
+        self.inner.admit().await?;
+        if let Some(s) = self.pool.take(spec) {
+            session::refill(&self.inner, &self.pool);
+            return Ok(Box::new(s));
+        }
+        Ok(Box::new(session::open(&self.inner, spec).await?))
     }
 
     async fn reconcile_orphans(&self) -> Result<usize> {

@@ -1,0 +1,479 @@
+//! Docker sessions against the real local dockerd, under both runc and runsc.
+//! Docker unreachable, or either runtime unregistered, fails these tests:
+//! they never skip.
+#![cfg(feature = "docker")]
+#![expect(clippy::unwrap_used, reason = "integration tests fail loudly")]
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bollard::Docker;
+use bollard::query_parameters::ListContainersOptionsBuilder;
+use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, ProviderKind, SeccompSetting};
+use plimsoll_core::engine::{Caller, Engine};
+use plimsoll_core::error::SessionEnd;
+use plimsoll_core::provider::docker::DockerProvider;
+use plimsoll_core::request::PROTOCOL;
+use plimsoll_core::request::{
+    CellRun, Envelope, JavaScriptRun, Payload, ProjectFile, ProjectRun, Request,
+};
+use plimsoll_core::result::{CellResult, JavaScriptResult, Output, ProjectOutcome, ProjectResult};
+use plimsoll_core::session::SessionSettings;
+use plimsoll_core::verify::Chain;
+use plimsoll_core::wire::{OpenSessionRequest, SessionRunResponse};
+use plimsoll_core::{Error, ErrorCode};
+use tokio_util::sync::CancellationToken;
+
+const RUNTIMES: [DockerRuntime; 2] = [DockerRuntime::Runc, DockerRuntime::Runsc];
+const LABEL_SESSION: &str = "io.plimsoll.session";
+
+fn docker() -> Docker {
+    Docker::connect_with_unix("/var/run/docker.sock", 60, bollard::API_DEFAULT_VERSION)
+        .expect("docker is required for these tests: /var/run/docker.sock")
+}
+
+fn config(rt: DockerRuntime) -> Config {
+    let mut docker = DockerSettings {
+        runtime: rt,
+        runtime_name: rt.as_str().into(),
+        ..DockerSettings::default()
+    };
+    if rt == DockerRuntime::Runc {
+        docker.seccomp = SeccompSetting::Profile(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../images/seccomp.json"),
+        );
+    }
+    Config {
+        provider: ProviderKind::Docker,
+        instance: format!(
+            "plimsoll-test:sessions-{}-{}",
+            rt.as_str(),
+            hex::encode(rand::random::<[u8; 4]>())
+        ),
+        docker,
+        sessions: SessionSettings {
+            max_sessions: 4,
+            max_per_caller: 4,
+            ..SessionSettings::default()
+        },
+        ..Config::default()
+    }
+}
+
+async fn start(rt: DockerRuntime) -> Engine {
+    start_with(config(rt)).await.0
+}
+
+async fn start_with(config: Config) -> (Engine, Arc<DockerProvider>) {
+    let provider = Arc::new(DockerProvider::new(&config).unwrap());
+    let engine = Engine::with_provider(provider.clone(), &config)
+        .await
+        .unwrap_or_else(|e| panic!("engine start under {}: {e}", config.docker.runtime_name));
+    (engine, provider)
+}
+
+fn caller() -> Caller {
+    Caller {
+        principal: "alice".into(),
+    }
+}
+
+fn envelope(timeout_ms: i32) -> Envelope {
+    Envelope {
+        minimum_isolation: "container".into(),
+        timeout_ms,
+        ..Envelope::new()
+    }
+}
+
+fn req(payload: Payload, timeout_ms: i32) -> Request {
+    let mut r = Request::new(payload);
+    r.envelope = envelope(timeout_ms);
+    r
+}
+
+fn js(code: &str) -> Request {
+    req(
+        Payload::JavaScript(JavaScriptRun {
+            code: code.into(),
+            grant_profile: String::new(),
+        }),
+        10_000,
+    )
+}
+
+fn project(steps: &[&str], files: &[(&str, &str)]) -> Request {
+    req(
+        Payload::Project(ProjectRun {
+            files: files
+                .iter()
+                .map(|(p, c)| ProjectFile {
+                    path: (*p).into(),
+                    content: (*c).into(),
+                })
+                .collect(),
+            steps: steps.iter().map(|s| (*s).to_string()).collect(),
+            ..ProjectRun::default()
+        }),
+        20_000,
+    )
+}
+
+fn cell(language: &str, code: &str, files: &[(&str, &str)], timeout_ms: i32) -> Request {
+    req(
+        Payload::Cell(CellRun {
+            language: language.into(),
+            code: code.into(),
+            files: files
+                .iter()
+                .map(|(p, c)| ProjectFile {
+                    path: (*p).into(),
+                    content: (*c).into(),
+                })
+                .collect(),
+        }),
+        timeout_ms,
+    )
+}
+
+struct Session<'a> {
+    engine: &'a Engine,
+    id: String,
+    chain: Chain,
+}
+
+impl Session<'_> {
+    async fn open<'e>(engine: &'e Engine, languages: &[&str]) -> Session<'e> {
+        let open = engine
+            .open_session(
+                &caller(),
+                &OpenSessionRequest {
+                    protocol: PROTOCOL,
+                    minimum_isolation: "container".into(),
+                    languages: languages.iter().map(|l| (*l).to_string()).collect(),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        Session {
+            engine,
+            chain: Chain::new(&open.session_id),
+            id: open.session_id,
+        }
+    }
+
+    async fn call(&mut self, r: Request) -> Result<SessionRunResponse, Error> {
+        let answer = self
+            .engine
+            .session_run(&caller(), &self.id, r.clone(), CancellationToken::new())
+            .await?;
+        if let Some(run) = &answer.run {
+            self.chain.check_call(&r, run).unwrap();
+        }
+        Ok(answer)
+    }
+
+    async fn js(&mut self, code: &str) -> JavaScriptResult {
+        match self.call(js(code)).await.unwrap().run.unwrap().output {
+            Some(Output::JavaScript(j)) => j,
+            o => panic!("{o:?}"),
+        }
+    }
+
+    async fn project(&mut self, steps: &[&str], files: &[(&str, &str)]) -> ProjectResult {
+        match self
+            .call(project(steps, files))
+            .await
+            .unwrap()
+            .run
+            .unwrap()
+            .output
+        {
+            Some(Output::Project(p)) => p,
+            o => panic!("{o:?}"),
+        }
+    }
+
+    async fn cell(&mut self, lang: &str, code: &str, files: &[(&str, &str)], t: i32) -> CellResult {
+        match self
+            .call(cell(lang, code, files, t))
+            .await
+            .unwrap()
+            .run
+            .unwrap()
+            .output
+        {
+            Some(Output::Cell(c)) => c,
+            o => panic!("{o:?}"),
+        }
+    }
+
+    async fn close(self) {
+        let close = self
+            .engine
+            .close_session(&caller(), PROTOCOL, &self.id)
+            .await
+            .unwrap();
+        self.chain
+            .check_close(&close.session, close.calls, &close.last_record_sha256)
+            .unwrap();
+        assert_eq!(close.ended, SessionEnd::Closed);
+    }
+
+    fn fingerprint(&self) -> String {
+        self.chain.fingerprint().to_string()
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+async fn containers_of(fingerprint: &str) -> Vec<String> {
+    let opts = ListContainersOptionsBuilder::new()
+        .all(true)
+        .filters(&HashMap::from([(
+            "label",
+            vec![format!("{LABEL_SESSION}={fingerprint}")],
+        )]))
+        .build();
+    docker()
+        .list_containers(Some(opts))
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|c| c.id)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_keep_their_promises_under_runc_and_runsc() {
+    for rt in RUNTIMES {
+        let t = Instant::now();
+        let engine = start(rt).await;
+        let name = rt.as_str();
+        eprintln!("[{name}] started in {:?}", t.elapsed());
+
+        // A chain: snippet, project, cell with files, cell using earlier state.
+        let mut s = Session::open(&engine, &[]).await;
+        let fp = s.fingerprint();
+        assert_eq!(containers_of(&fp).await.len(), 1, "[{name}] one container");
+        let j = s.js("console.log(6 * 7)").await;
+        assert_eq!(
+            (j.exit_code, text(&j.stdout)),
+            (0, "42\n".into()),
+            "[{name}]"
+        );
+        let p = s
+            .project(
+                &["cat in.txt > kept.txt", "cat kept.txt"],
+                &[("in.txt", "hello")],
+            )
+            .await;
+        assert_eq!(p.outcome, ProjectOutcome::Completed, "[{name}] {p:?}");
+        assert_eq!(text(&p.steps[1].stdout), "hello", "[{name}]");
+        let c = s
+            .cell(
+                "python",
+                "x = 41\nopen('data.txt').read() + open('kept.txt').read()",
+                &[("data.txt", "from-cell-")],
+                20_000,
+            )
+            .await;
+        assert_eq!(
+            (c.exit_code, text(&c.stdout), c.interpreter_started),
+            (0, "'from-cell-hello'\n".into(), true),
+            "[{name}] {}",
+            text(&c.stderr)
+        );
+        let c = s.cell("python", "x + 1", &[], 20_000).await;
+        assert_eq!(
+            (c.exit_code, text(&c.stdout), c.interpreter_started),
+            (0, "42\n".into(), false),
+            "[{name}] {}",
+            text(&c.stderr)
+        );
+        let c = s.cell("python", "1/0", &[], 20_000).await;
+        assert_eq!(c.exit_code, 1, "[{name}]");
+        assert!(text(&c.stderr).contains("ZeroDivisionError"), "[{name}]");
+        let c = s.cell("javascript", "var y = 41; y + 1", &[], 20_000).await;
+        assert_eq!(
+            (c.exit_code, text(&c.stdout)),
+            (0, "42\n".into()),
+            "[{name}] {}",
+            text(&c.stderr)
+        );
+        let c = s
+            .cell("javascript", "console.log('y is', y); y * 2", &[], 20_000)
+            .await;
+        assert_eq!(text(&c.stdout), "y is 41\n82\n", "[{name}]");
+
+        // Background processes do not survive to the next call; the kernels do.
+        let p = s
+            .project(
+                &[
+                    "nohup sleep 300 >/dev/null 2>&1 &",
+                    "setsid sleep 301 >/dev/null 2>&1 < /dev/null &",
+                    "sh -c '(sleep 302 &) &' >/dev/null 2>&1",
+                    "sleep 0.3; ps -eo args 2>/dev/null | grep -c '^sleep 30' || ls /proc | grep -c '^[0-9]'",
+                ],
+                &[],
+            )
+            .await;
+        assert_eq!(p.outcome, ProjectOutcome::Completed, "[{name}] {p:?}");
+        let j = s
+            .js(
+                r#"const fs = require('fs');
+let n = 0;
+for (const d of fs.readdirSync('/proc')) {
+  if (!/^\d+$/.test(d)) continue;
+  try { const c = fs.readFileSync('/proc/' + d + '/cmdline', 'utf8'); if (/^sleep\x0030[012]/.test(c)) n++; } catch (e) {}
+}
+console.log(n);"#,
+            )
+            .await;
+        assert_eq!(text(&j.stdout), "0\n", "[{name}] leftover sleeps");
+        let c = s.cell("python", "x", &[], 20_000).await;
+        assert_eq!(
+            text(&c.stdout),
+            "41\n",
+            "[{name}] the kernel survived cleanup"
+        );
+
+        // A cell deadline ends its interpreter; the next cell starts fresh.
+        let c = s
+            .cell("python", "import time\ntime.sleep(60)", &[], 1_500)
+            .await;
+        assert_eq!(
+            (c.exit_code, c.timed_out, c.interpreter_ended),
+            (124, true, true),
+            "[{name}]"
+        );
+        let c = s.cell("python", "'x' in globals()", &[], 20_000).await;
+        assert_eq!(
+            (text(&c.stdout), c.interpreter_started),
+            ("False\n".into(), true),
+            "[{name}]"
+        );
+
+        // Files survive a pause and unpause (once the last call's cleanup,
+        // which runs after its answer, is surely done).
+        tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+        let id = containers_of(&fp).await.pop().unwrap();
+        docker().pause_container(&id).await.unwrap();
+        docker().unpause_container(&id).await.unwrap();
+        let p = s.project(&["cat kept.txt"], &[]).await;
+        assert_eq!(text(&p.steps[0].stdout), "hello", "[{name}] after pause");
+
+        s.close().await;
+        assert!(
+            containers_of(&fp).await.is_empty(),
+            "[{name}] removed at close"
+        );
+
+        // Tampering from the host ends the session: sandbox_changed.
+        let mut s = Session::open(&engine, &["python"]).await;
+        let fp = s.fingerprint();
+        let c = s.cell("python", "1", &[], 20_000).await;
+        assert!(
+            !c.interpreter_started,
+            "[{name}] started at open from the hint"
+        );
+        let id = containers_of(&fp).await.pop().unwrap();
+        let tampered = docker()
+            .update_container(
+                &id,
+                bollard::models::ContainerUpdateBody {
+                    pids_limit: Some(500),
+                    ..Default::default()
+                },
+            )
+            .await;
+        let expected = match (rt, tampered) {
+            (DockerRuntime::Runc, r) => {
+                r.unwrap();
+                SessionEnd::SandboxChanged
+            }
+            // runsc cannot change a running sandbox's limits, so docker refuses
+            // the update; the session is unchanged. Killing its main process
+            // from the host ends it instead.
+            (DockerRuntime::Runsc, r) => {
+                assert!(r.is_err(), "[{name}] runsc took a live update");
+                let c = s.cell("python", "2", &[], 20_000).await;
+                assert_eq!(text(&c.stdout), "2\n", "[{name}] unchanged session goes on");
+                tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+                docker()
+                    .kill_container(&id, None::<bollard::query_parameters::KillContainerOptions>)
+                    .await
+                    .unwrap();
+                SessionEnd::MainProcessEnded
+            }
+        };
+        let err = s.call(js("1")).await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::SessionEnded, "[{name}] {err}");
+        assert_eq!(
+            err.session_end().unwrap().reason,
+            expected,
+            "[{name}] {err}"
+        );
+        // A call on the ended session is refused with its reason.
+        let err = s.call(js("1")).await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::SessionEnded, "[{name}]");
+        assert_eq!(err.session_end().unwrap().reason, expected);
+        for _ in 0..50 {
+            if containers_of(&fp).await.is_empty() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert!(
+            containers_of(&fp).await.is_empty(),
+            "[{name}] removed when ended"
+        );
+        eprintln!("[{name}] done in {:?}", t.elapsed());
+    }
+}
+
+async fn wait_pool(p: &DockerProvider, n: usize) {
+    for _ in 0..300 {
+        if p.pool_ready() == n {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the pool never reached {n} (has {})", p.pool_ready());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_pool_hands_each_member_to_one_session_and_refills() {
+    for rt in RUNTIMES {
+        let name = rt.as_str();
+        let mut config = config(rt);
+        config.sessions.pool = 1;
+        let (engine, provider) = start_with(config).await;
+        wait_pool(&provider, 1).await;
+        let pooled = containers_of("pool").await.len();
+        let t = Instant::now();
+        let mut s = Session::open(&engine, &["python"]).await;
+        let c = s.cell("python", "x = 41\nx + 1", &[], 20_000).await;
+        eprintln!("[{name}] pooled open + first cell {:?}", t.elapsed());
+        assert_eq!(
+            (text(&c.stdout), c.interpreter_started),
+            ("42\n".into(), false),
+            "[{name}] a warm interpreter"
+        );
+        // The pool refills in the background with a fresh member.
+        wait_pool(&provider, 1).await;
+        s.close().await;
+        // The member used by the session is gone; the new one waits.
+        for _ in 0..50 {
+            if containers_of("pool").await.len() == pooled {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert_eq!(containers_of("pool").await.len(), pooled, "[{name}]");
+    }
+}
