@@ -92,25 +92,25 @@ macro_rules! runner_methods {
             }
 
             /// Runs a JavaScript snippet in a fresh sandbox.
-            #[pyo3(signature = (code, *, grant_profile=String::new(), minimum_isolation=String::new(), timeout_ms=0, software_rule=None, trace_id=String::new()))]
+            #[pyo3(signature = (code, *, grant_profile="", minimum_isolation="", timeout_ms=0, software_rule=None, trace_id=""))]
             #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
             fn run_javascript(
                 &self,
                 py: Python<'_>,
                 code: String,
-                grant_profile: String,
-                minimum_isolation: String,
+                grant_profile: &str,
+                minimum_isolation: &str,
                 timeout_ms: i32,
                 software_rule: Option<Bound<'_, PyAny>>,
-                trace_id: String,
+                trace_id: &str,
             ) -> PyResult<Py<PyAny>> {
-                let env = EnvelopeArgs { minimum_isolation, timeout_ms, software_rule, trace_id };
-                let req = convert::request(convert::javascript(code, grant_profile), env)?;
+                let env = EnvelopeArgs::new(minimum_isolation, timeout_ms, software_rule, trace_id);
+                let req = convert::request(convert::javascript(code, grant_profile.to_owned()), env)?;
                 self.run_request(py, req)
             }
 
             /// Runs a project: files written first, steps in order, artifacts collected.
-            #[pyo3(signature = (files, steps, *, artifacts=Vec::new(), grant_profile=String::new(), minimum_isolation=String::new(), timeout_ms=0, software_rule=None, trace_id=String::new()))]
+            #[pyo3(signature = (files, steps, *, artifacts=Vec::new(), grant_profile="", minimum_isolation="", timeout_ms=0, software_rule=None, trace_id=""))]
             #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
             fn run_project(
                 &self,
@@ -118,14 +118,14 @@ macro_rules! runner_methods {
                 files: Option<Bound<'_, PyAny>>,
                 steps: Vec<String>,
                 artifacts: Vec<String>,
-                grant_profile: String,
-                minimum_isolation: String,
+                grant_profile: &str,
+                minimum_isolation: &str,
                 timeout_ms: i32,
                 software_rule: Option<Bound<'_, PyAny>>,
-                trace_id: String,
+                trace_id: &str,
             ) -> PyResult<Py<PyAny>> {
-                let env = EnvelopeArgs { minimum_isolation, timeout_ms, software_rule, trace_id };
-                let payload = convert::project(files.as_ref(), steps, artifacts, grant_profile)?;
+                let env = EnvelopeArgs::new(minimum_isolation, timeout_ms, software_rule, trace_id);
+                let payload = convert::project(files.as_ref(), steps, artifacts, grant_profile.to_owned())?;
                 self.run_request(py, convert::request(payload, env)?)
             }
 
@@ -136,18 +136,18 @@ macro_rules! runner_methods {
             }
 
             /// Opens a session: one sandbox for many calls.
-            #[pyo3(signature = (*, minimum_isolation=String::new(), software_rule=None, lifetime_ms=0, idle_timeout_ms=0, languages=Vec::new()))]
+            #[pyo3(signature = (*, minimum_isolation="", software_rule=None, lifetime_ms=0, idle_timeout_ms=0, languages=Vec::new()))]
             fn open_session(
                 &self,
                 py: Python<'_>,
-                minimum_isolation: String,
+                minimum_isolation: &str,
                 software_rule: Option<Bound<'_, PyAny>>,
                 lifetime_ms: u32,
                 idle_timeout_ms: u32,
                 languages: Vec<String>,
             ) -> PyResult<Py<PyAny>> {
                 let opts = convert::session_options(
-                    minimum_isolation,
+                    minimum_isolation.to_owned(),
                     software_rule.as_ref(),
                     lifetime_ms,
                     idle_timeout_ms,
@@ -216,25 +216,25 @@ macro_rules! session_methods {
             }
 
             /// Runs a JavaScript snippet in the session.
-            #[pyo3(signature = (code, *, grant_profile=String::new(), minimum_isolation=String::new(), timeout_ms=0, software_rule=None, trace_id=String::new()))]
+            #[pyo3(signature = (code, *, grant_profile="", minimum_isolation="", timeout_ms=0, software_rule=None, trace_id=""))]
             #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
             fn run_javascript(
                 &self,
                 py: Python<'_>,
                 code: String,
-                grant_profile: String,
-                minimum_isolation: String,
+                grant_profile: &str,
+                minimum_isolation: &str,
                 timeout_ms: i32,
                 software_rule: Option<Bound<'_, PyAny>>,
-                trace_id: String,
+                trace_id: &str,
             ) -> PyResult<Py<PyAny>> {
-                let env = EnvelopeArgs { minimum_isolation, timeout_ms, software_rule, trace_id };
-                let req = convert::request(convert::javascript(code, grant_profile), env)?;
+                let env = EnvelopeArgs::new(minimum_isolation, timeout_ms, software_rule, trace_id);
+                let req = convert::request(convert::javascript(code, grant_profile.to_owned()), env)?;
                 self.call(py, req)
             }
 
             /// Runs a notebook cell (`javascript` or `python`) in the session's kept interpreter.
-            #[pyo3(signature = (language, code, *, files=None, minimum_isolation=String::new(), timeout_ms=0, software_rule=None, trace_id=String::new()))]
+            #[pyo3(signature = (language, code, *, files=None, minimum_isolation="", timeout_ms=0, software_rule=None, trace_id=""))]
             #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
             fn run_cell(
                 &self,
@@ -242,18 +242,18 @@ macro_rules! session_methods {
                 language: String,
                 code: String,
                 files: Option<Bound<'_, PyAny>>,
-                minimum_isolation: String,
+                minimum_isolation: &str,
                 timeout_ms: i32,
                 software_rule: Option<Bound<'_, PyAny>>,
-                trace_id: String,
+                trace_id: &str,
             ) -> PyResult<Py<PyAny>> {
-                let env = EnvelopeArgs { minimum_isolation, timeout_ms, software_rule, trace_id };
+                let env = EnvelopeArgs::new(minimum_isolation, timeout_ms, software_rule, trace_id);
                 let req = convert::request(convert::cell(language, code, files.as_ref())?, env)?;
                 self.call(py, req)
             }
 
             /// Runs a project in the session's work directory.
-            #[pyo3(signature = (files, steps, *, artifacts=Vec::new(), grant_profile=String::new(), minimum_isolation=String::new(), timeout_ms=0, software_rule=None, trace_id=String::new()))]
+            #[pyo3(signature = (files, steps, *, artifacts=Vec::new(), grant_profile="", minimum_isolation="", timeout_ms=0, software_rule=None, trace_id=""))]
             #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
             fn run_project(
                 &self,
@@ -261,14 +261,14 @@ macro_rules! session_methods {
                 files: Option<Bound<'_, PyAny>>,
                 steps: Vec<String>,
                 artifacts: Vec<String>,
-                grant_profile: String,
-                minimum_isolation: String,
+                grant_profile: &str,
+                minimum_isolation: &str,
                 timeout_ms: i32,
                 software_rule: Option<Bound<'_, PyAny>>,
-                trace_id: String,
+                trace_id: &str,
             ) -> PyResult<Py<PyAny>> {
-                let env = EnvelopeArgs { minimum_isolation, timeout_ms, software_rule, trace_id };
-                let payload = convert::project(files.as_ref(), steps, artifacts, grant_profile)?;
+                let env = EnvelopeArgs::new(minimum_isolation, timeout_ms, software_rule, trace_id);
+                let payload = convert::project(files.as_ref(), steps, artifacts, grant_profile.to_owned())?;
                 self.call(py, convert::request(payload, env)?)
             }
 

@@ -21,6 +21,23 @@ pub struct EnvelopeArgs<'py> {
     pub trace_id: String,
 }
 
+impl<'py> EnvelopeArgs<'py> {
+    /// The envelope arguments as Python passed them.
+    pub fn new(
+        minimum_isolation: &str,
+        timeout_ms: i32,
+        software_rule: Option<Bound<'py, PyAny>>,
+        trace_id: &str,
+    ) -> EnvelopeArgs<'py> {
+        EnvelopeArgs {
+            minimum_isolation: minimum_isolation.to_owned(),
+            timeout_ms,
+            software_rule,
+            trace_id: trace_id.to_owned(),
+        }
+    }
+}
+
 /// A software rule from a mapping `{"mode": ..., "identities": [...]}`.
 pub fn software_rule(rule: Option<&Bound<'_, PyAny>>) -> PyResult<Option<SoftwareRule>> {
     let Some(rule) = rule else { return Ok(None) };

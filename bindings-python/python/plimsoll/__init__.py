@@ -53,6 +53,7 @@ from ._native import (
     error_codes,
     verify_run,
 )
+from .types import SoftwareRule
 
 __all__ = [
     "PROTOCOL",
@@ -86,6 +87,7 @@ __all__ = [
     "SessionEndedError",
     "SessionSummary",
     "SoftwareMismatchError",
+    "SoftwareRule",
     "Step",
     "TransportError",
     "UnauthenticatedError",
