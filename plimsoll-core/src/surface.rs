@@ -114,11 +114,15 @@ impl Runner {
     /// engine stops it; a remote call is abandoned (the daemon sees the
     /// connection close) and answers [`ErrorCode::Cancelled`].
     pub async fn run(&self, request: Request, cancel: CancellationToken) -> Result<RunResponse> {
+        if cancel.is_cancelled() {
+            return Err(cancelled());
+        }
         match &self.inner {
             Inner::Embedded(e) => e.run(&Caller::anonymous(), request, cancel).await,
             Inner::Remote(c) => tokio::select! {
-                r = c.run(request) => r,
+                biased;
                 () = cancel.cancelled() => Err(cancelled()),
+                r = c.run(request) => r,
             },
         }
     }
@@ -249,8 +253,9 @@ impl Session {
         cancel: CancellationToken,
     ) -> Result<SessionAnswer> {
         let mut guard = tokio::select! {
-            g = self.inner.lock() => g,
+            biased;
             () = cancel.cancelled() => return Err(cancelled().marked(Some(crate::error::Refusal::Capacity))),
+            g = self.inner.lock() => g,
         };
         match guard.as_mut().ok_or_else(closed)? {
             SessionInner::Embedded {
@@ -286,8 +291,9 @@ impl Session {
             SessionInner::Remote(s) => {
                 let prepared = s.prepare(request)?;
                 let response = tokio::select! {
-                    r = s.run_prepared(&prepared) => r?,
+                    biased;
                     () = cancel.cancelled() => return Err(cancelled()),
+                    r = s.run_prepared(&prepared) => r?,
                 };
                 Ok(SessionAnswer {
                     request: prepared.request().clone(),
@@ -365,5 +371,15 @@ mod tests {
         let r = Runner::remote("http://127.0.0.1:9", None, false, None).unwrap();
         let e = r.describe().await.unwrap_err();
         assert_eq!(e.code(), ErrorCode::Transport);
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let req = Request::new(crate::request::Payload::JavaScript(
+            crate::request::JavaScriptRun {
+                code: "1".into(),
+                ..Default::default()
+            },
+        ));
+        let e = r.run(req, cancel).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Cancelled);
     }
 }
