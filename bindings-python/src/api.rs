@@ -45,7 +45,10 @@ fn connect(
     Runner::remote(base_url, token, insecure_http, timeout).map_err(|e| errors::to_py(py, &e))
 }
 
-fn describe_to_py(py: Python<'_>, d: &plimsoll_core::wire::DescribeResponse) -> PyResult<Py<PyAny>> {
+fn describe_to_py(
+    py: Python<'_>,
+    d: &plimsoll_core::wire::DescribeResponse,
+) -> PyResult<Py<PyAny>> {
     let text = String::from_utf8_lossy(&encode(d)).into_owned();
     Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
 }
@@ -355,7 +358,10 @@ pub struct Engine;
 impl Engine {
     #[new]
     #[pyo3(signature = (env=None))]
-    fn new(py: Python<'_>, env: Option<HashMap<String, String>>) -> PyResult<PyClassInitializer<Self>> {
+    fn new(
+        py: Python<'_>,
+        env: Option<HashMap<String, String>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
         let runner = start(py, env)?;
         Ok(PyClassInitializer::from(SyncRunner { runner }).add_subclass(Engine))
     }
@@ -417,7 +423,10 @@ pub struct AsyncEngine;
 impl AsyncEngine {
     #[new]
     #[pyo3(signature = (env=None))]
-    fn new(py: Python<'_>, env: Option<HashMap<String, String>>) -> PyResult<PyClassInitializer<Self>> {
+    fn new(
+        py: Python<'_>,
+        env: Option<HashMap<String, String>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
         let runner = start(py, env)?;
         Ok(PyClassInitializer::from(AsyncRunner { runner }).add_subclass(AsyncEngine))
     }

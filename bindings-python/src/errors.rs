@@ -142,11 +142,7 @@ static CLASSES: PyOnceLock<Vec<Option<Py<PyType>>>> = PyOnceLock::new();
 fn classes(py: Python<'_>) -> PyResult<&Vec<Option<Py<PyType>>>> {
     CLASSES.get_or_try_init(py, || {
         let base = py.get_type::<PlimsollError>();
-        let max = ErrorCode::ALL
-            .iter()
-            .map(|c| c.number())
-            .max()
-            .unwrap_or(0);
+        let max = ErrorCode::ALL.iter().map(|c| c.number()).max().unwrap_or(0);
         let mut out: Vec<Option<Py<PyType>>> = (0..=max).map(|_| None).collect();
         let make = py.get_type::<PyType>();
         for code in ErrorCode::ALL {
@@ -155,7 +151,9 @@ fn classes(py: Python<'_>) -> PyResult<&Vec<Option<Py<PyType>>>> {
             };
             let bases = match builtin {
                 None => PyTuple::new(py, [base.clone()])?,
-                Some(Builtin::Value) => PyTuple::new(py, [base.clone(), py.get_type::<PyValueError>()])?,
+                Some(Builtin::Value) => {
+                    PyTuple::new(py, [base.clone(), py.get_type::<PyValueError>()])?
+                }
                 Some(Builtin::Timeout) => {
                     PyTuple::new(py, [base.clone(), py.get_type::<PyTimeoutError>()])?
                 }
@@ -259,5 +257,7 @@ pub fn error_for_code(py: Python<'_>, code: &str, message: &str) -> PyResult<Py<
         .into_iter()
         .find(|c| c.as_str() == code)
         .ok_or_else(|| PyValueError::new_err("unknown error code"))?;
-    Ok(to_py(py, &Error::new(code, message)).into_value(py).into_any())
+    Ok(to_py(py, &Error::new(code, message))
+        .into_value(py)
+        .into_any())
 }

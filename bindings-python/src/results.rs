@@ -397,7 +397,9 @@ pub fn run_result(
     };
     let init = PyClassInitializer::from(base);
     Ok(match output {
-        Some(Output::JavaScript(r)) => Py::new(py, init.add_subclass(JavaScriptResult { r }))?.into_any(),
+        Some(Output::JavaScript(r)) => {
+            Py::new(py, init.add_subclass(JavaScriptResult { r }))?.into_any()
+        }
         Some(Output::Cell(r)) => Py::new(py, init.add_subclass(CellResult { r }))?.into_any(),
         Some(Output::Project(r)) => Py::new(py, init.add_subclass(ProjectResult { r }))?.into_any(),
         Some(Output::Module(r)) => Py::new(py, init.add_subclass(ModuleResult { r }))?.into_any(),

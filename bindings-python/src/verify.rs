@@ -50,9 +50,11 @@ pub fn verify_run(
 ) -> PyResult<Record> {
     let (req, resp) = parse(py, &request_json, &response_json)?;
     verify::check_single(&req, &resp).map_err(|e| errors::to_py(py, &e))?;
-    Ok(resp.record.as_ref().map(Record::from).unwrap_or_else(|| {
-        unreachable!("check_single accepts only answers with a record")
-    }))
+    Ok(resp
+        .record
+        .as_ref()
+        .map(Record::from)
+        .unwrap_or_else(|| unreachable!("check_single accepts only answers with a record")))
 }
 
 /// A session's chain as a client has seen it (the core's `verify::Chain`):
@@ -111,9 +113,11 @@ impl Chain {
         let (req, resp) = parse(py, &request_json, &response_json)?;
         self.with(|c| c.check_call(&req, &resp))
             .map_err(|e| errors::to_py(py, &e))?;
-        Ok(resp.record.as_ref().map(Record::from).unwrap_or_else(|| {
-            unreachable!("check_call accepts only answers with a record")
-        }))
+        Ok(resp
+            .record
+            .as_ref()
+            .map(Record::from)
+            .unwrap_or_else(|| unreachable!("check_call accepts only answers with a record")))
     }
 
     /// Checks a close summary against the chain seen.
