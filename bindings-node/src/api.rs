@@ -40,11 +40,23 @@ fn describe_json(d: &plimsoll_core::wire::DescribeResponse) -> String {
     String::from_utf8_lossy(&encode(d)).into_owned()
 }
 
-fn request_from_json(env: &Env, json: &str) -> Result<Request> {
+fn request_from_json(json: &str) -> std::result::Result<Request, CoreError> {
     decode::<RunRequest>(json.as_bytes())
         .map_err(|e| CoreError::invalid(format!("malformed request: {e}")))
         .and_then(RunRequest::into_request)
-        .map_err(|e| errors::to_js(env, &e))
+}
+
+/// A promise that rejects with `e` (an async method never throws synchronously).
+fn rejected<'env, V: ToNapiValue + 'static>(
+    env: &'env Env,
+    e: CoreError,
+) -> Result<PromiseRaw<'env, V>> {
+    promise(env, async move { Err::<(), _>(e) }, |_, ()| {
+        Err(Error::new(
+            Status::GenericFailure,
+            "unreachable: a rejected call resolved",
+        ))
+    })
 }
 
 fn kind_mismatch() -> Error {
@@ -151,9 +163,11 @@ macro_rules! runner_methods {
                 request: String,
                 options: Option<CallOptions>,
             ) -> Result<PromiseRaw<'env, AnyResult>> {
-                let req = request_from_json(env, &request)?;
                 let cancel = convert::token(options.and_then(|o| o.signal));
-                run(env, &self.runner, (req, cancel), any)
+                match request_from_json(&request) {
+                    Ok(req) => run(env, &self.runner, (req, cancel), any),
+                    Err(e) => rejected(env, e),
+                }
             }
 
             /// Opens a session: one sandbox for many calls, one at a time.
@@ -318,9 +332,11 @@ impl Session {
         request: String,
         options: Option<CallOptions>,
     ) -> Result<PromiseRaw<'env, AnyResult>> {
-        let req = request_from_json(env, &request)?;
         let cancel = convert::token(options.and_then(|o| o.signal));
-        call(env, &self.s, (req, cancel), any)
+        match request_from_json(&request) {
+            Ok(req) => call(env, &self.s, (req, cancel), any),
+            Err(e) => rejected(env, e),
+        }
     }
 
     /// Closes the session and returns its summary; a second close rejects with `session_ended`.

@@ -3,6 +3,9 @@ honest answers accepted, every kind of tampering rejected."""
 
 from __future__ import annotations
 
+import json
+import pathlib
+
 import pytest
 
 import plimsoll
@@ -123,3 +126,24 @@ def test_a_broken_chain_is_rejected_and_does_not_advance() -> None:
     assert chain.calls == 2
     with pytest.raises(plimsoll.RecordMismatchError):  # a session call is not a single run
         plimsoll.verify_run(dumps(calls[0][0]), dumps(calls[0][1]))
+
+
+VECTORS = pathlib.Path(__file__).resolve().parents[2] / "tests" / "vectors" / "verify.json"
+
+
+def test_shared_vectors_are_current_and_replay() -> None:
+    import forge
+
+    committed = json.loads(VECTORS.read_text())
+    assert committed == json.loads(json.dumps(forge.vectors())), "regenerate tests/vectors/verify.json"
+    for case in committed["single"]:
+        if case["expect"] == "ok":
+            plimsoll.verify_run(dumps(case["request"]), dumps(case["response"]))
+        else:
+            with pytest.raises(plimsoll.PlimsollError) as info:
+                plimsoll.verify_run(dumps(case["request"]), dumps(case["response"]))
+            assert info.value.code == case["expect"], case["name"]
+    chain = plimsoll.Chain(committed["chain"]["fingerprint"])
+    for call in committed["chain"]["calls"]:
+        chain.check_call(dumps(call["request"]), dumps(call["response"]))
+    chain.check_close(committed["chain"]["fingerprint"], len(committed["chain"]["calls"]), committed["chain"]["last"])
