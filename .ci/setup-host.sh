@@ -10,6 +10,8 @@
 #   dockerd   start dockerd (no systemd here) or restart it if the config changed
 #   verify    runtimes runc+runsc, image plimsoll/busybox:test, `echo ok` under both
 #   venv      ${PLIMSOLL_VENV:-$ROOT/target/venv} with plimsoll-client==0.23.0 + pytest
+#   wasm      scripts/install-wasm-toolchain.sh: the rustup target and Debian
+#             packages plimsoll-core's build needs for its QuickJS guest
 #
 # Progress goes to stderr; the only line on stdout is the venv path, so
 #   VENV="$(bash .ci/setup-host.sh)"   works.
@@ -274,6 +276,9 @@ stage_venv() {
   fi
 }
 
+# ---------------------------------------------------------------- wasm
+stage_wasm() { bash "$ROOT/scripts/install-wasm-toolchain.sh" >&2; }
+
 # ---------------------------------------------------------------- main
 T0="$(now_ms)"
 stage packages stage_packages
@@ -281,6 +286,7 @@ stage config stage_config
 stage dockerd stage_dockerd
 stage verify stage_verify
 stage venv stage_venv
+stage wasm stage_wasm
 T1="$(now_ms)"
 log "timings:"
 for t in "${TIMINGS[@]}"; do log "  $t"; done

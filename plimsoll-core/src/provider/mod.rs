@@ -17,6 +17,8 @@ use crate::tier::Isolation;
 use crate::wire::RunResources;
 
 pub mod disabled;
+#[cfg(feature = "wasm")]
+pub mod wasm;
 
 /// What a provider can do besides snippets. Describe reports these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -162,6 +164,8 @@ pub trait Provider: Send + Sync + 'static {
 pub fn build(config: &Config) -> Result<Arc<dyn Provider>, ConfigError> {
     match config.provider {
         ProviderKind::Disabled => Ok(Arc::new(disabled::Disabled)),
+        #[cfg(feature = "wasm")]
+        ProviderKind::Wasm => Ok(Arc::new(wasm::Wasm::from_config(config)?)),
         other => Err(ConfigError::new(
             "SANDBOX_PROVIDER",
             format!(

@@ -1,0 +1,157 @@
+//! Latency of the hello snippet on the wasm provider, in process through the
+//! engine (records sealed, as a daemon answers), next to a baseline measured in
+//! the same run: `node -e 'console.log(6*7)'` spawned as a process.
+//!
+//! ```text
+//! cargo bench -p plimsoll-core --bench wasm            # release build
+//! PLIMSOLL_BENCH_RUNS=5000 cargo bench -p plimsoll-core --bench wasm
+//! ```
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use plimsoll_core::config::{Config, ProviderKind};
+use plimsoll_core::request::JavaScriptRun;
+use plimsoll_core::{Caller, Engine, Output, Payload, Request};
+use tokio_util::sync::CancellationToken;
+
+const HELLO: &str = "console.log(6*7)";
+
+struct Summary {
+    p50: Duration,
+    p99: Duration,
+    mean: Duration,
+    per_second: f64,
+}
+
+fn summarise(mut samples: Vec<Duration>, wall: Duration) -> Summary {
+    samples.sort();
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    let total: Duration = samples.iter().sum();
+    Summary {
+        p50: at(0.50),
+        p99: at(0.99),
+        mean: total / samples.len() as u32,
+        per_second: samples.len() as f64 / wall.as_secs_f64(),
+    }
+}
+
+fn print(label: &str, n: usize, s: &Summary) {
+    println!(
+        "{label:<44} n={n:<6} p50 {:>9.3} ms  p99 {:>9.3} ms  mean {:>9.3} ms  {:>9.0} runs/s",
+        s.p50.as_secs_f64() * 1e3,
+        s.p99.as_secs_f64() * 1e3,
+        s.mean.as_secs_f64() * 1e3,
+        s.per_second
+    );
+}
+
+async fn hello(engine: &Engine, request: &Request) -> Duration {
+    let started = Instant::now();
+    let response = engine
+        .run(
+            &Caller::anonymous(),
+            request.clone(),
+            CancellationToken::new(),
+        )
+        .await
+        .expect("the run is answered");
+    let took = started.elapsed();
+    match response.output {
+        Some(Output::JavaScript(r)) if r.stdout == b"42\n" && r.exit_code == 0 => took,
+        other => panic!("the hello snippet printed something else: {other:?}"),
+    }
+}
+
+fn main() {
+    let runs: usize = std::env::var("PLIMSOLL_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000);
+    let node_runs = (runs / 40).max(20);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    rt.block_on(async {
+        let config = Config {
+            provider: ProviderKind::Wasm,
+            instance: "plimsoll:bench".into(),
+            ..Config::default()
+        };
+        let started = Instant::now();
+        let engine = Engine::start(&config)
+            .await
+            .expect("the wasm engine starts");
+        println!(
+            "wasm engine start (compile + snapshot + proof): {:.0} ms",
+            started.elapsed().as_secs_f64() * 1e3
+        );
+        let request = Request::new(Payload::JavaScript(JavaScriptRun {
+            code: HELLO.into(),
+            grant_profile: String::new(),
+        }));
+        for _ in 0..200 {
+            hello(&engine, &request).await;
+        }
+
+        let wall = Instant::now();
+        let mut samples = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            samples.push(hello(&engine, &request).await);
+        }
+        print(
+            "wasm, in process via Engine, sequential",
+            runs,
+            &summarise(samples, wall.elapsed()),
+        );
+
+        for concurrency in [2usize, 4] {
+            let wall = Instant::now();
+            let tasks: Vec<_> = (0..concurrency)
+                .map(|_| {
+                    let (engine, request) = (engine.clone(), request.clone());
+                    tokio::spawn(async move {
+                        let mut samples = Vec::with_capacity(runs / concurrency);
+                        for _ in 0..runs / concurrency {
+                            samples.push(hello(&engine, &request).await);
+                        }
+                        samples
+                    })
+                })
+                .collect();
+            let mut samples = Vec::with_capacity(runs);
+            for t in tasks {
+                samples.extend(t.await.expect("a bench task"));
+            }
+            print(
+                &format!("wasm, in process via Engine, {concurrency} concurrent"),
+                samples.len(),
+                &summarise(samples, wall.elapsed()),
+            );
+        }
+    });
+
+    let node = std::env::var("PLIMSOLL_BENCH_NODE").unwrap_or_else(|_| "/usr/bin/node".into());
+    let wall = Instant::now();
+    let mut samples = Vec::with_capacity(node_runs);
+    for _ in 0..node_runs {
+        let started = Instant::now();
+        let out = Command::new(&node)
+            .args(["-e", HELLO])
+            .output()
+            .expect("node runs");
+        samples.push(started.elapsed());
+        assert_eq!(out.stdout, b"42\n", "node printed something else");
+    }
+    print(
+        "baseline: `node -e` spawned, sequential",
+        node_runs,
+        &summarise(samples, wall.elapsed()),
+    );
+    let version = Command::new(&node)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    println!("node {}", version.unwrap_or_default());
+}

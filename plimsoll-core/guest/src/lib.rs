@@ -1,0 +1,273 @@
+//! plimsoll's QuickJS guest: a wasm32-wasip1 reactor that runs one JavaScript
+//! snippet per instance, with Node-like `console` and `process`.
+//!
+//! The host (plimsoll-core's wasm provider) calls `plimsoll_init` once, before
+//! snapshotting the module, and then, per run on a fresh instance,
+//! `plimsoll_alloc` and `plimsoll_run`. The guest reaches the world only through
+//! the imports in [`sys`]: writes to its two output streams, randomness, clocks
+//! (through wasi-libc), its own exit, and `plimsoll.host_call`, which no
+//! JavaScript can reach (see `plimsoll_host_probe`).
+//!
+//! What it does not do: files, network, environment, arguments, timers,
+//! modules. `require`, `import()` of anything and `setTimeout` do not exist.
+
+use std::cell::{Cell, RefCell};
+
+use rquickjs::context::EvalOptions;
+use rquickjs::promise::PromiseState;
+use rquickjs::{Context, Ctx, Function, Object, Persistent, Promise, Runtime, Value};
+
+mod sys;
+
+/// Node's util.inspect, in JavaScript: a function of the promise-state native.
+const INSPECT: &str = include_str!("inspect.js");
+/// The rest of the JavaScript half: console, process, exit bookkeeping.
+const PRELUDE: &str = include_str!("prelude.js");
+
+struct Guest {
+    rt: Runtime,
+    ctx: Context,
+    hooks: Persistent<Object<'static>>,
+}
+
+thread_local! {
+    static GUEST: RefCell<Option<Guest>> = const { RefCell::new(None) };
+    /// The prelude's `track(promise, reason, handled)`, for the rejection tracker.
+    static TRACK: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
+    /// xorshift128+ state behind `Math.random`, re-seeded from WASI randomness per run.
+    static RNG: Cell<[u64; 2]> = const { Cell::new([1, 2]) };
+}
+
+fn next_random() -> f64 {
+    RNG.with(|s| {
+        let [mut a, b] = s.get();
+        let r = a.wrapping_add(b);
+        a ^= a << 23;
+        let next = a ^ b ^ (a >> 17) ^ (b >> 26);
+        s.set([b, next]);
+        (r >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    })
+}
+
+fn seed_random() {
+    let mut seed = [0u8; 16];
+    sys::random(&mut seed);
+    let a = u64::from_le_bytes(seed[..8].try_into().unwrap_or_default());
+    let b = u64::from_le_bytes(seed[8..].try_into().unwrap_or_default());
+    // xorshift128+ must not start from all zeros.
+    RNG.with(|s| s.set(if a | b == 0 { [1, 2] } else { [a, b] }));
+}
+
+/// The native functions the prelude closes over; none is reachable by name.
+fn natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
+    let n = Object::new(ctx.clone())?;
+    n.set(
+        "write",
+        Function::new(ctx.clone(), |fd: u32, text: rquickjs::String<'_>| -> bool {
+            match text.to_string() {
+                Ok(s) => sys::write(fd, s.as_bytes()),
+                Err(_) => false,
+            }
+        })?,
+    )?;
+    n.set(
+        "exit",
+        Function::new(ctx.clone(), |code: i32| -> () { sys::exit(code) })?,
+    )?;
+    n.set("random", Function::new(ctx.clone(), next_random)?)?;
+    n.set(
+        "promiseState",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, p: Promise<'js>| -> rquickjs::Result<Vec<Value<'js>>> {
+                let (state, value) = match p.state() {
+                    PromiseState::Pending => ("pending", Value::new_undefined(ctx.clone())),
+                    PromiseState::Resolved => (
+                        "fulfilled",
+                        p.result::<Value>()
+                            .and_then(Result::ok)
+                            .unwrap_or_else(|| Value::new_undefined(ctx.clone())),
+                    ),
+                    PromiseState::Rejected => ("rejected", rejection(&ctx, &p)),
+                };
+                Ok(vec![
+                    rquickjs::String::from_str(ctx, state)?.into_value(),
+                    value,
+                ])
+            },
+        )?,
+    )?;
+    Ok(n)
+}
+
+/// The reason a rejected promise holds.
+fn rejection<'js>(ctx: &Ctx<'js>, p: &Promise<'js>) -> Value<'js> {
+    match p.result::<Value>() {
+        Some(Err(rquickjs::Error::Exception)) => ctx.catch(),
+        Some(Ok(v)) => v,
+        _ => Value::new_undefined(ctx.clone()),
+    }
+}
+
+fn init() -> rquickjs::Result<Guest> {
+    let rt = Runtime::new()?;
+    let ctx = Context::full(&rt)?;
+    let hooks = ctx.with(|ctx| -> rquickjs::Result<Persistent<Object<'static>>> {
+        let natives = natives(&ctx)?;
+        let make_inspect: Function =
+            ctx.eval_with_options(INSPECT, options("plimsoll:inspect", true))?;
+        let util: Object = make_inspect.call((natives.get::<_, Value>("promiseState")?,))?;
+        let setup: Function = ctx.eval_with_options(PRELUDE, options("plimsoll:prelude", true))?;
+        let hooks: Object = setup.call((natives, util))?;
+        let track: Function = hooks.get("track")?;
+        TRACK.with(|t| *t.borrow_mut() = Some(Persistent::save(&ctx, track)));
+        Ok(Persistent::save(&ctx, hooks))
+    })?;
+    rt.set_host_promise_rejection_tracker(Some(Box::new(|ctx, promise, reason, handled| {
+        let track = TRACK.with(|t| t.borrow().clone());
+        if let Some(track) = track.and_then(|t| t.restore(&ctx).ok()) {
+            let _: rquickjs::Result<()> = track.call((promise, reason, handled));
+        }
+    })));
+    Ok(Guest { rt, ctx, hooks })
+}
+
+fn options(filename: &str, strict: bool) -> EvalOptions {
+    let mut o = EvalOptions::default();
+    o.global = true;
+    o.strict = strict;
+    o.promise = false;
+    o.filename = Some(filename.to_string());
+    o
+}
+
+/// Builds the runtime, the context and the prelude. Run once, before the
+/// snapshot; a failure here is a broken build, so it aborts.
+#[unsafe(export_name = "plimsoll_init")]
+pub extern "C" fn plimsoll_init() {
+    match init() {
+        Ok(g) => GUEST.with(|cell| *cell.borrow_mut() = Some(g)),
+        Err(e) => {
+            sys::write(
+                2,
+                format!("plimsoll guest: initialisation failed: {e}\n").as_bytes(),
+            );
+            std::process::abort();
+        }
+    }
+}
+
+/// Reserves `len` bytes for the host to copy a snippet into; 0 if it cannot.
+#[unsafe(export_name = "plimsoll_alloc")]
+pub extern "C" fn plimsoll_alloc(len: u32) -> *mut u8 {
+    let Ok(layout) = std::alloc::Layout::from_size_align(len.max(1) as usize, 1) else {
+        return std::ptr::null_mut();
+    };
+    // SAFETY: the layout has a non-zero size; a null return is handed back as 0.
+    unsafe { std::alloc::alloc(layout) }
+}
+
+/// Runs the snippet at `ptr..ptr+len` (UTF-8) and returns its exit code.
+/// `process.exit` does not return here: it ends the instance through WASI `proc_exit`.
+///
+/// # Safety
+///
+/// `ptr..ptr+len` must be a block `plimsoll_alloc(len)` returned, which the
+/// host has filled.
+#[unsafe(export_name = "plimsoll_run")]
+pub unsafe extern "C" fn plimsoll_run(ptr: *mut u8, len: u32) -> i32 {
+    // SAFETY: the caller guarantees the block (see above).
+    let bytes = unsafe { std::slice::from_raw_parts(ptr, len as usize) };
+    let code = String::from_utf8_lossy(bytes).into_owned();
+    seed_random();
+    GUEST.with(|cell| match cell.borrow().as_ref() {
+        Some(g) => run(g, code),
+        None => {
+            sys::write(2, b"plimsoll guest: not initialised\n");
+            70
+        }
+    })
+}
+
+fn run(g: &Guest, code: String) -> i32 {
+    let mut script = options("[eval]", false);
+    script.promise = true;
+    // Evaluate as a script with top-level await: the completion is a promise.
+    let main = g.ctx.with(
+        |ctx| match ctx.eval_with_options::<Promise, _>(code, script) {
+            Ok(p) => Ok(Persistent::save(&ctx, p)),
+            Err(_) => Err(report_uncaught(&ctx, &g.hooks, ctx.catch())),
+        },
+    );
+    let main = match main {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    // Run every pending job (promise reactions, awaits) to completion.
+    loop {
+        match g.rt.execute_pending_job() {
+            Ok(true) => continue,
+            Ok(false) => break,
+            Err(job) => {
+                let code = job
+                    .0
+                    .with(|ctx| report_uncaught(&ctx, &g.hooks, ctx.catch()));
+                return code;
+            }
+        }
+    }
+    g.ctx.with(|ctx| {
+        let Ok(hooks) = g.hooks.clone().restore(&ctx) else {
+            return 70;
+        };
+        let Ok(main) = main.restore(&ctx) else {
+            return 70;
+        };
+        let mut failed = false;
+        if main.state() == PromiseState::Rejected {
+            let reason = rejection(&ctx, &main);
+            failed = report_uncaught(&ctx, &g.hooks, reason) != 0;
+        }
+        let finish: rquickjs::Result<i32> = hooks
+            .get::<_, Function>("finish")
+            .and_then(|f| f.call((main, failed)));
+        finish.unwrap_or(70)
+    })
+}
+
+/// Prints an uncaught exception the Node way (on stderr) and returns exit code 1.
+fn report_uncaught<'js>(
+    ctx: &Ctx<'js>,
+    hooks: &Persistent<Object<'static>>,
+    error: Value<'js>,
+) -> i32 {
+    let printed = hooks
+        .clone()
+        .restore(ctx)
+        .and_then(|h| h.get::<_, Function>("uncaught"))
+        .and_then(|f| f.call::<_, ()>((error,)));
+    if printed.is_err() {
+        // Printing failed too (out of memory, most likely): say so plainly.
+        let _ = ctx.catch();
+        sys::write(2, b"Uncaught exception (it could not be printed)\n");
+    }
+    1
+}
+
+/// Calls `plimsoll.host_call` with an empty request and returns its status
+/// word, so the host can prove at startup that the import is wired and
+/// honest. No JavaScript can reach this: there is no `host` global yet.
+#[unsafe(export_name = "plimsoll_host_probe")]
+pub extern "C" fn plimsoll_host_probe() -> i64 {
+    let request = br#"{"method":"probe","path":"","body":null}"#;
+    let mut response = [0u8; 256];
+    sys::host_call(request, &mut response)
+}
+
+/// The QuickJS-NG version compiled into this guest, as a NUL-terminated string
+/// in linear memory: the host reads it once, for the software identity.
+#[unsafe(export_name = "plimsoll_engine_version")]
+pub extern "C" fn plimsoll_engine_version() -> *const std::ffi::c_char {
+    // SAFETY: JS_GetVersion returns a pointer to a static string.
+    unsafe { rquickjs::qjs::JS_GetVersion() }
+}

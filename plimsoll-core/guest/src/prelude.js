@@ -1,0 +1,210 @@
+// plimsoll's QuickJS prelude: Node-like console and process, and the run's
+// exit bookkeeping. Evaluated once, before the snapshot; it returns a setup
+// function that closes over the guest's natives and the formatter
+// (inspect.js), so none of them is reachable by name.
+(function setup(native, util) {
+  'use strict';
+  const { inspect, formatValue, formatPrimitive, formatNumber, errorBase } = util;
+  const nativeWrite = native.write;
+  // Lone surrogates cannot be encoded as UTF-8: print U+FFFD, as Node does.
+  const write = (fd, text) => nativeWrite(fd, text.isWellFormed() ? text : text.toWellFormed());
+  const exitNow = native.exit;
+
+  Object.defineProperty(Math, 'random', {
+    value: function random() { return native.random(); },
+    writable: true, configurable: true, enumerable: false,
+  });
+
+  // --------------------------------------------------------------- format
+  function format(args) {
+    const first = args[0];
+    let i = 0;
+    let out = '';
+    if (typeof first === 'string') {
+      i = 1;
+      if (args.length === 1) return first;
+      let last = 0;
+      for (let p = 0; p < first.length - 1; p++) {
+        if (first.charCodeAt(p) !== 37) continue; // '%'
+        const c = first[p + 1];
+        let rep;
+        if (c === '%') { out += first.slice(last, p) + '%'; last = p + 2; p++; continue; }
+        if (i >= args.length) continue;
+        const a = args[i];
+        switch (c) {
+          case 's':
+            rep = typeof a === 'bigint' ? a + 'n' : typeof a === 'symbol' || typeof a === 'number' ? formatPrimitive(a, false)
+              : (a !== null && typeof a === 'object') ? inspect(a, { depth: 0 }) : String(a);
+            break;
+          case 'd':
+            rep = typeof a === 'bigint' ? a + 'n' : typeof a === 'symbol' ? 'NaN' : formatNumber(Number(a));
+            break;
+          case 'i':
+            rep = typeof a === 'bigint' ? a + 'n' : typeof a === 'symbol' ? 'NaN' : formatNumber(parseInt(a));
+            break;
+          case 'f':
+            rep = typeof a === 'symbol' ? 'NaN' : formatNumber(parseFloat(a));
+            break;
+          case 'j':
+            try { rep = JSON.stringify(a); } catch (e) { rep = '[Circular]'; }
+            break;
+          case 'o': case 'O':
+            rep = inspect(a, { depth: c === 'o' ? 4 : 2 });
+            break;
+          case 'c':
+            rep = '';
+            break;
+          default:
+            continue;
+        }
+        out += first.slice(last, p) + rep;
+        last = p + 2;
+        p++;
+        i++;
+      }
+      out += first.slice(last);
+    }
+    for (; i < args.length; i++) {
+      const a = args[i];
+      out += (out === '' && i === 0 ? '' : ' ') + (typeof a === 'string' ? a : inspect(a));
+    }
+    return out;
+  }
+
+  // Node's console.table for the common shapes: rows of objects or of values.
+  function table(data, only) {
+    if (data === null || typeof data !== 'object') return format([data]);
+    const cell = (v) => formatValue({ depth: 1, breakLength: Infinity, compact: 3, indentationLvl: 0,
+      currentDepth: 0, seen: [], circular: new Map() }, v, 1, false);
+    const rows = [];
+    const cols = [];
+    let values = false;
+    const entries = data instanceof Map ? [...data.entries()]
+      : Array.isArray(data) ? data.map((v, i) => [i, v]) : Object.entries(data);
+    for (const [index, row] of entries) {
+      const cells = new Map();
+      if (row !== null && typeof row === 'object') {
+        for (const k of Object.keys(row)) {
+          if (Array.isArray(only) && !only.includes(k)) continue;
+          if (!cols.includes(k)) cols.push(k);
+          cells.set(k, cell(row[k]));
+        }
+      } else {
+        values = true;
+        cells.set('\u0000values', cell(row));
+      }
+      rows.push([String(index), cells]);
+    }
+    const head = ['(index)', ...cols, ...(values ? ['Values'] : [])];
+    const keysOf = [null, ...cols, ...(values ? ['\u0000values'] : [])];
+    const body = rows.map(([index, cells]) => keysOf.map((k) => k === null ? index : (cells.get(k) ?? '')));
+    const width = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)) + 2);
+    const line = (l, m, r) => l + width.map((w) => '─'.repeat(w)).join(m) + r;
+    const row = (cells) => '│' + cells.map((c, i) => ' ' + c.padEnd(width[i] - 1)).join('│') + '│';
+    return [line('┌', '┬', '┐'), row(head), line('├', '┼', '┤'), ...body.map(row), line('└', '┴', '┘')].join('\n');
+  }
+
+  // -------------------------------------------------------------- console
+  let groupIndent = '';
+  const counts = new Map();
+  const timers = new Map();
+  const emit = (fd, text) => {
+    if (groupIndent !== '') text = groupIndent + text.split('\n').join('\n' + groupIndent);
+    write(fd, text + '\n');
+  };
+  const console = {
+    log(...a) { emit(1, format(a)); },
+    info(...a) { emit(1, format(a)); },
+    debug(...a) { emit(1, format(a)); },
+    error(...a) { emit(2, format(a)); },
+    warn(...a) { emit(2, format(a)); },
+    dir(v, options) { emit(1, inspect(v, options)); },
+    trace(...a) {
+      const e = new Error(format(a));
+      e.name = 'Trace';
+      emit(2, errorBase(e));
+    },
+    assert(cond, ...a) {
+      if (!cond) {
+        a[0] = 'Assertion failed' + (a.length === 0 ? '' : ': ' + (typeof a[0] === 'string' ? a[0] : inspect(a[0])));
+        emit(2, format(a));
+      }
+    },
+    count(label = 'default') {
+      label = String(label);
+      const n = (counts.get(label) || 0) + 1;
+      counts.set(label, n);
+      emit(1, label + ': ' + n);
+    },
+    countReset(label = 'default') { counts.delete(String(label)); },
+    time(label = 'default') { timers.set(String(label), performance.now()); },
+    timeLog(label = 'default', ...a) {
+      const t = timers.get(String(label));
+      if (t !== undefined) emit(1, format([label + ': ' + (performance.now() - t).toFixed(3) + 'ms', ...a]));
+    },
+    timeEnd(label = 'default') {
+      const t = timers.get(String(label));
+      if (t !== undefined) {
+        timers.delete(String(label));
+        emit(1, label + ': ' + (performance.now() - t).toFixed(3) + 'ms');
+      }
+    },
+    group(...a) { if (a.length > 0) emit(1, format(a)); groupIndent += '  '; },
+    groupCollapsed(...a) { if (a.length > 0) emit(1, format(a)); groupIndent += '  '; },
+    groupEnd() { groupIndent = groupIndent.slice(0, -2); },
+    table(data, columns) { emit(1, table(data, columns)); },
+  };
+  Object.defineProperty(globalThis, 'console', { value: console, writable: true, configurable: true, enumerable: false });
+
+  // -------------------------------------------------------------- process
+  const stream = (fd) => ({
+    write(chunk, encoding, cb) {
+      write(fd, typeof chunk === 'string' ? chunk : String(chunk));
+      if (typeof encoding === 'function') encoding();
+      else if (typeof cb === 'function') cb();
+      return true;
+    },
+    isTTY: false,
+  });
+  const exitCodeOf = (c) => {
+    const n = Number(c);
+    return Number.isFinite(n) ? (Math.trunc(n) & 0xff) : 1;
+  };
+  const process = {
+    argv: [],
+    env: {},
+    exitCode: undefined,
+    platform: 'wasi',
+    stdout: stream(1),
+    stderr: stream(2),
+    exit(code) {
+      exitNow(exitCodeOf(code === undefined ? (process.exitCode === undefined ? 0 : process.exitCode) : code));
+    },
+    nextTick(fn, ...args) { queueMicrotask(() => fn(...args)); },
+  };
+  Object.defineProperty(globalThis, 'process', { value: process, writable: true, configurable: true, enumerable: false });
+  Object.defineProperty(globalThis, 'global', { value: globalThis, writable: true, configurable: true, enumerable: false });
+
+  // ------------------------------------------------------- run bookkeeping
+  const unhandled = new Map(); // promise -> reason, rejected with no handler yet
+  return {
+    track(promise, reason, handled) {
+      if (handled) unhandled.delete(promise);
+      else unhandled.set(promise, reason);
+    },
+    uncaught(error) {
+      write(2, 'Uncaught ' + inspect(error) + '\n');
+    },
+    // The run's exit code once every job has run: 1 if anything failed or a
+    // rejection was never handled (Node's default), else process.exitCode.
+    finish(main, failed) {
+      unhandled.delete(main);
+      for (const reason of unhandled.values()) {
+        write(2, 'Uncaught (in promise) ' + inspect(reason) + '\n');
+        failed = true;
+      }
+      if (failed) return 1;
+      return process.exitCode === undefined ? 0 : exitCodeOf(process.exitCode);
+    },
+  };
+})
