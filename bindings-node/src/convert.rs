@@ -39,9 +39,9 @@ impl FromNapiValue for Signal {
             t.cancel();
             Ok(())
         })?;
-        let add: Function<(&str, Function<(), ()>), Unknown> =
+        let add: Function<FnArgs<(&str, Function<(), ()>)>, Unknown> =
             obj.get_named_property("addEventListener")?;
-        add.apply(obj, ("abort", listener))?;
+        add.apply(obj, ("abort", listener).into())?;
         Ok(Signal(token))
     }
 }

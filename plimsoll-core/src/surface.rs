@@ -85,6 +85,14 @@ impl Runner {
         })
     }
 
+    /// A runner over an engine already started (for embedders with their own
+    /// provider, and tests).
+    pub fn from_engine(engine: Engine) -> Runner {
+        Runner {
+            inner: Inner::Embedded(engine),
+        }
+    }
+
     /// A client for the plimsolld at `base_url` (see [`RemoteClient::new`]);
     /// `timeout` bounds each whole exchange.
     pub fn remote(
