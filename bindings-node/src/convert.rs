@@ -9,6 +9,9 @@ use plimsoll_core::request::{
 };
 use tokio_util::sync::CancellationToken;
 
+/// `EventTarget.prototype.addEventListener(type, listener)`.
+type AddEventListener<'a> = Function<'a, FnArgs<(&'a str, Function<'a, (), ()>)>, Unknown<'a>>;
+
 /// An `AbortSignal`, wired to a cancellation token when the call is made: an
 /// already aborted signal cancels at once, a later `abort` cancels the run.
 pub struct Signal(pub CancellationToken);
@@ -39,8 +42,7 @@ impl FromNapiValue for Signal {
             t.cancel();
             Ok(())
         })?;
-        let add: Function<FnArgs<(&str, Function<(), ()>)>, Unknown> =
-            obj.get_named_property("addEventListener")?;
+        let add: AddEventListener = obj.get_named_property("addEventListener")?;
         add.apply(obj, ("abort", listener).into())?;
         Ok(Signal(token))
     }
