@@ -72,7 +72,7 @@ apt_run() {
 }
 
 stage_packages() {
-  local want=(docker.io runsc busybox-static) missing=() p
+  local want=(docker.io runsc busybox-static valgrind golang-go) missing=() p
   command -v python3 >/dev/null || want+=(python3)
   if ! venv_ok && command -v python3 >/dev/null && ! python_can_venv; then
     log "python3 -m venv does not work: adding python3-venv"
@@ -255,7 +255,8 @@ import sys
 from importlib.metadata import version
 assert version("plimsoll-client") == sys.argv[1]
 version("pytest")
-import plimsoll_client, pytest
+version("pyjwt")
+import plimsoll_client, pytest, jwt
 EOF
 }
 
@@ -267,12 +268,12 @@ stage_venv() {
     python3 -m venv "$VENV"
   fi
   if venv_has_deps; then
-    log "venv already has plimsoll-client==$CLIENT_VERSION and pytest"
+    log "venv already has plimsoll-client==$CLIENT_VERSION, pytest and pyjwt"
   else
-    log "pip install plimsoll-client==$CLIENT_VERSION pytest"
+    log "pip install plimsoll-client==$CLIENT_VERSION pytest pyjwt"
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-      "plimsoll-client==$CLIENT_VERSION" pytest >&2
-    venv_has_deps || die "venv $VENV lacks plimsoll-client==$CLIENT_VERSION or pytest after install"
+      "plimsoll-client==$CLIENT_VERSION" pytest pyjwt >&2
+    venv_has_deps || die "venv $VENV lacks plimsoll-client==$CLIENT_VERSION, pytest or pyjwt after install"
   fi
 }
 

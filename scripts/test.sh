@@ -1,28 +1,38 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, every Rust test, and the interop
-# suite that drives a real plimsolld with the published Python client.
+# The whole test suite:
 #
 #   bash scripts/test.sh
 #
-# Needs: the Rust toolchain; python3 with venv (the interop virtualenv is made
-# on first use at ${PLIMSOLL_VENV:-target/venv}). With PLIMSOLL_REQUIRE_DOCKER=1
-# (CI sets it) a missing docker daemon, or a missing runc or runsc runtime, fails
-# the run instead of being skipped.
+# 1. prepares the host (idempotent; skipped with PLIMSOLL_SKIP_SETUP=1, which
+#    .ci/run sets after doing it itself): docker.io, runsc registered with
+#    dockerd, dockerd started, the wasm guest toolchain, valgrind, a Python
+#    virtualenv with plimsoll-client==0.23.0, and the sandbox images;
+# 2. formatting, clippy, every Rust test (the docker tests run under runc and
+#    runsc against the real dockerd and fail, never skip, without it);
+# 3. the C ABI: header drift, the C suite under valgrind and AddressSanitizer,
+#    the Go wrapper under the race detector;
+# 4. the interop suite: the published Python client against a real plimsolld on
+#    the disabled, wasm and docker (runc, runsc) providers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-VENV=${PLIMSOLL_VENV:-$ROOT/target/venv}
 
 step() { printf '\n== %s\n' "$*"; }
 
-if [ "${PLIMSOLL_REQUIRE_DOCKER:-0}" = 1 ]; then
-  step "docker: daemon up, runc and runsc registered"
-  runtimes=$(docker info --format '{{json .Runtimes}}') || { echo "docker is required (PLIMSOLL_REQUIRE_DOCKER=1) but not reachable" >&2; exit 1; }
-  for rt in runc runsc; do
-    grep -q "\"$rt\"" <<<"$runtimes" || { echo "docker runtime $rt is not registered: $runtimes" >&2; exit 1; }
-  done
-  echo "runtimes: $runtimes"
+if [ "${PLIMSOLL_SKIP_SETUP:-0}" != 1 ]; then
+  step "host setup"
+  PLIMSOLL_VENV=$(bash .ci/setup-host.sh)
+  export PLIMSOLL_VENV
+  bash images/build.sh
 fi
+VENV=${PLIMSOLL_VENV:-$ROOT/target/venv}
+
+step "docker: daemon up, runc and runsc registered"
+runtimes=$(docker info --format '{{json .Runtimes}}') || { echo "docker is required but not reachable" >&2; exit 1; }
+for rt in runc runsc; do
+  grep -q "\"$rt\"" <<<"$runtimes" || { echo "docker runtime $rt is not registered: $runtimes" >&2; exit 1; }
+done
+echo "runtimes: $runtimes"
 
 step "cargo fmt --check"
 cargo fmt --all --check
@@ -33,10 +43,23 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"
 cargo test --workspace
 
+step "C ABI: include/plimsoll.h matches the pinned cbindgen"
+bash scripts/check-header.sh
+
+step "C ABI: C suite under valgrind and AddressSanitizer"
+bash tests/c/run.sh
+
+step "C ABI: Go wrapper under the race detector"
+bash tests/go/run.sh
+
+step "admission: bounded loopback load with random disconnects (wasm, then docker)"
+cargo run -q -p plimsolld --example load -- 2000 32 10
+LOAD_PROVIDER=docker cargo run -q -p plimsolld --example load -- 120 16 20
+
 step "interop: the published plimsoll-client 0.23.0 against plimsolld"
 cargo build -p plimsolld
-if ! "$VENV/bin/python" -c 'import plimsoll_client, pytest; assert plimsoll_client.__version__ == "0.23.0"' 2>/dev/null; then
+if ! "$VENV/bin/python" -c 'import plimsoll_client, pytest, jwt; assert plimsoll_client.__version__ == "0.23.0"' 2>/dev/null; then
   python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q plimsoll-client==0.23.0 pytest
+  "$VENV/bin/pip" install -q plimsoll-client==0.23.0 pytest pyjwt
 fi
 PLIMSOLLD="$ROOT/target/debug/plimsolld" "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/interop

@@ -114,6 +114,46 @@ pub const VARIABLES: &[Var] = &[
         help: "warm session sandboxes kept ready (docker), at most SANDBOX_MAX_SESSIONS",
     },
     Var {
+        name: "SANDBOX_DOCKER_RUNTIME",
+        default: "runc",
+        help: "docker: runc (container tier) or runsc (kernel tier, once its registration and proofs pass)",
+    },
+    Var {
+        name: "SANDBOX_DOCKER_IMAGE",
+        default: "plimsoll/snippet:latest",
+        help: "docker: the snippet image (local, inspected at startup, run by image ID)",
+    },
+    Var {
+        name: "SANDBOX_DOCKER_PROJECT_IMAGE",
+        default: "plimsoll/project:latest",
+        help: "docker: the project image (local, inspected at startup, run by image ID)",
+    },
+    Var {
+        name: "SANDBOX_DOCKER_SECCOMP",
+        default: "docker's default profile",
+        help: "docker: a seccomp profile path (e.g. images/seccomp.json) or unconfined; refused under runsc",
+    },
+    Var {
+        name: "SANDBOX_GUEST_UID",
+        default: "61000",
+        help: "docker: uid=gid guest code runs as (1..65532; uid+1 runs the container's keeper)",
+    },
+    Var {
+        name: "DOCKER_HOST",
+        default: "unix:///var/run/docker.sock",
+        help: "docker: the daemon socket; only a local unix:// socket is accepted",
+    },
+    Var {
+        name: "DOCKER_CONTEXT",
+        default: "the docker CLI's current context",
+        help: "docker: a CLI context; only one whose endpoint is a local unix:// socket is accepted",
+    },
+    Var {
+        name: "DOCKER_CONFIG",
+        default: "~/.docker",
+        help: "docker: where the CLI's config.json and contexts live (read to resolve the context)",
+    },
+    Var {
         name: "PLIMSOLL_INSTANCE",
         default: "plimsoll:<random>",
         help: "instance reference stamped on records, [a-z][a-z0-9-]{0,31}:[A-Za-z0-9._:-]{1,127}",
@@ -290,6 +330,275 @@ impl ResourceSettings {
     }
 }
 
+/// The OCI runtime docker starts runs under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DockerRuntime {
+    /// runc: a locked-down container sharing the host kernel (tier container).
+    Runc,
+    /// runsc (gVisor): a user-space kernel answers system calls (tier kernel, once proven).
+    Runsc,
+}
+
+impl DockerRuntime {
+    /// The runtime's name as docker registers it by default.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DockerRuntime::Runc => "runc",
+            DockerRuntime::Runsc => "runsc",
+        }
+    }
+}
+
+/// The seccomp profile runc runs apply (`SANDBOX_DOCKER_SECCOMP`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SeccompSetting {
+    /// Docker's built-in default profile.
+    DockerDefault,
+    /// No seccomp filter at all (refused by nothing here, but never a default).
+    Unconfined,
+    /// A profile file, read and sent inline with every create.
+    Profile(std::path::PathBuf),
+}
+
+/// The docker provider's settings. Parsed for every provider, so that a docker
+/// variable set for another provider is an error, not silently ignored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DockerSettings {
+    /// The runtime kind, which decides the tier claimed.
+    pub runtime: DockerRuntime,
+    /// The name docker knows the runtime by (`runc`/`runsc` from the
+    /// environment; embedders and tests may name another registration, which
+    /// must still exist and, for runsc, point at a program named `runsc`).
+    pub runtime_name: String,
+    /// `SANDBOX_DOCKER_IMAGE`: the snippet image reference.
+    pub image: String,
+    /// `SANDBOX_DOCKER_PROJECT_IMAGE`: the project image reference.
+    pub project_image: String,
+    /// `SANDBOX_DOCKER_SECCOMP`.
+    pub seccomp: SeccompSetting,
+    /// `SANDBOX_GUEST_UID`: guest code runs as uid=gid this; the container's
+    /// keeper process runs as this + 1.
+    pub guest_uid: u32,
+    /// `DOCKER_HOST` as set.
+    pub docker_host: Option<String>,
+    /// `DOCKER_CONTEXT` as set.
+    pub docker_context: Option<String>,
+    /// `DOCKER_CONFIG` as set.
+    pub docker_config: Option<String>,
+}
+
+impl Default for DockerSettings {
+    fn default() -> DockerSettings {
+        DockerSettings {
+            runtime: DockerRuntime::Runc,
+            runtime_name: "runc".into(),
+            image: "plimsoll/snippet:latest".into(),
+            project_image: "plimsoll/project:latest".into(),
+            seccomp: SeccompSetting::DockerDefault,
+            guest_uid: 61000,
+            docker_host: None,
+            docker_context: None,
+            docker_config: None,
+        }
+    }
+}
+
+/// systemd's reserved uid bands, which a guest uid (and uid+1) must avoid.
+const SYSTEMD_UID_BANDS: [(u32, u32); 3] = [(60001, 60513), (60578, 60705), (61184, 65519)];
+
+/// Whether `uid` (and `uid + 1`, the keeper) may be the guest uid.
+pub fn valid_guest_uid(uid: u32) -> bool {
+    (1..=65532).contains(&uid)
+        && [uid, uid + 1].iter().all(|u| {
+            !SYSTEMD_UID_BANDS
+                .iter()
+                .any(|(lo, hi)| (lo..=hi).contains(&u))
+        })
+}
+
+/// A plausible local image reference: `name[:tag]`, `name@sha256:…` or `sha256:…`.
+fn valid_image_ref(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 255
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-/:@".contains(&b))
+        && !s.starts_with(['-', '.', '/', ':', '@'])
+}
+
+impl DockerSettings {
+    fn from_env(env: &Env<'_>, provider: ProviderKind) -> Result<DockerSettings, ConfigError> {
+        const OWN: [&str; 5] = [
+            "SANDBOX_DOCKER_RUNTIME",
+            "SANDBOX_DOCKER_IMAGE",
+            "SANDBOX_DOCKER_PROJECT_IMAGE",
+            "SANDBOX_DOCKER_SECCOMP",
+            "SANDBOX_GUEST_UID",
+        ];
+        let mut s = DockerSettings::default();
+        if provider != ProviderKind::Docker {
+            if let Some(name) = OWN.into_iter().find(|n| env.get(n).is_some()) {
+                return Err(ConfigError::new(
+                    name,
+                    format!(
+                        "applies only to SANDBOX_PROVIDER=docker (this daemon runs {}); unset it",
+                        provider.as_str()
+                    ),
+                ));
+            }
+            return Ok(s);
+        }
+        s.runtime = match env.get("SANDBOX_DOCKER_RUNTIME").as_deref() {
+            None | Some("runc") => DockerRuntime::Runc,
+            Some("runsc") => DockerRuntime::Runsc,
+            Some(v) => {
+                return Err(ConfigError::new(
+                    "SANDBOX_DOCKER_RUNTIME",
+                    format!("{v:?} is not runc or runsc"),
+                ));
+            }
+        };
+        s.runtime_name = s.runtime.as_str().into();
+        for (name, slot) in [
+            ("SANDBOX_DOCKER_IMAGE", &mut s.image),
+            ("SANDBOX_DOCKER_PROJECT_IMAGE", &mut s.project_image),
+        ] {
+            if let Some(v) = env.get(name) {
+                if !valid_image_ref(&v) {
+                    return Err(ConfigError::new(
+                        name,
+                        format!("{v:?} is not an image reference (name[:tag], name@sha256:…)"),
+                    ));
+                }
+                *slot = v;
+            }
+        }
+        s.seccomp = match env.get("SANDBOX_DOCKER_SECCOMP") {
+            None => SeccompSetting::DockerDefault,
+            Some(v) if v == "unconfined" => SeccompSetting::Unconfined,
+            Some(v) if v.starts_with('/') || v.starts_with('.') || v.contains('/') => {
+                SeccompSetting::Profile(v.into())
+            }
+            Some(v) => {
+                return Err(ConfigError::new(
+                    "SANDBOX_DOCKER_SECCOMP",
+                    format!("{v:?} is neither a profile path nor unconfined"),
+                ));
+            }
+        };
+        if s.runtime == DockerRuntime::Runsc && s.seccomp != SeccompSetting::DockerDefault {
+            return Err(ConfigError::new(
+                "SANDBOX_DOCKER_SECCOMP",
+                "runsc does not apply a seccomp profile to the guest (gVisor answers its system calls); unset it",
+            ));
+        }
+        if let Some(uid) = env.u32("SANDBOX_GUEST_UID")? {
+            if !valid_guest_uid(uid) {
+                return Err(ConfigError::new(
+                    "SANDBOX_GUEST_UID",
+                    format!(
+                        "{uid} is outside 1..65532, or it or {} falls in a systemd uid band",
+                        uid as u64 + 1
+                    ),
+                ));
+            }
+            s.guest_uid = uid;
+        }
+        s.docker_host = env.get("DOCKER_HOST");
+        s.docker_context = env.get("DOCKER_CONTEXT");
+        s.docker_config = env.get("DOCKER_CONFIG");
+        Ok(s)
+    }
+}
+
+/// The per-run envelope a docker run gets, defaults applied and checked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DockerEnvelope {
+    /// Memory (swap off), MiB.
+    pub memory_mb: u32,
+    /// CPUs (fractions allowed).
+    pub cpus: f64,
+    /// The process limit of the whole container.
+    pub pids: u32,
+    /// `/tmp` tmpfs, MiB.
+    pub tmp_mb: u32,
+    /// `/dev/shm` tmpfs, MiB.
+    pub shm_mb: u32,
+    /// `/work` tmpfs (projects), MiB: `SANDBOX_DISK_MB` minus the other two.
+    pub work_mb: u32,
+}
+
+impl DockerEnvelope {
+    /// `/tmp` and `/dev/shm` each get this many MiB.
+    pub const SCRATCH_MB: u32 = 16;
+    /// `/work` when `SANDBOX_DISK_MB` is unset.
+    pub const DEFAULT_WORK_MB: u32 = 128;
+
+    /// Applies the docker defaults (256 MiB, 1 CPU, 256 processes, 16+16+128 MiB
+    /// of disk) and refuses what docker or the runtime cannot honour.
+    pub fn from_settings(
+        r: &ResourceSettings,
+        runtime: DockerRuntime,
+    ) -> Result<DockerEnvelope, ConfigError> {
+        let memory_mb = r.memory_mb.unwrap_or(256);
+        if !(16..=1 << 20).contains(&memory_mb) {
+            return Err(ConfigError::new(
+                "SANDBOX_MEMORY_MB",
+                format!("{memory_mb} MiB is outside 16..1048576"),
+            ));
+        }
+        let cpus = r.cpus.unwrap_or(1.0);
+        if !(0.01..=1024.0).contains(&cpus) {
+            return Err(ConfigError::new(
+                "SANDBOX_CPUS",
+                format!("{cpus} is outside 0.01..1024"),
+            ));
+        }
+        let pids = r.pids.unwrap_or(256);
+        // gVisor's own tasks (~30) count against the container's pids cgroup;
+        // below this the sandbox itself fails to start threads.
+        let min_pids = match runtime {
+            DockerRuntime::Runc => 16,
+            DockerRuntime::Runsc => 128,
+        };
+        if !(min_pids..=65536).contains(&pids) {
+            return Err(ConfigError::new(
+                "SANDBOX_PIDS",
+                format!(
+                    "{pids} is outside {min_pids}..65536 for {}",
+                    runtime.as_str()
+                ),
+            ));
+        }
+        let scratch = 2 * Self::SCRATCH_MB;
+        let work_mb = match r.disk_mb {
+            None => Self::DEFAULT_WORK_MB,
+            Some(d) if d > scratch && d <= 1 << 20 => d - scratch,
+            Some(d) => {
+                return Err(ConfigError::new(
+                    "SANDBOX_DISK_MB",
+                    format!(
+                        "{d} MiB cannot hold /tmp and /dev/shm ({} MiB each) plus a /work of at least 1 MiB (max 1048576)",
+                        Self::SCRATCH_MB
+                    ),
+                ));
+            }
+        };
+        Ok(DockerEnvelope {
+            memory_mb,
+            cpus,
+            pids,
+            tmp_mb: Self::SCRATCH_MB,
+            shm_mb: Self::SCRATCH_MB,
+            work_mb,
+        })
+    }
+
+    /// The aggregate writable disk, MiB.
+    pub fn disk_mb(&self) -> u32 {
+        self.tmp_mb + self.shm_mb + self.work_mb
+    }
+}
+
 /// The core's configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -307,6 +616,8 @@ pub struct Config {
     pub sessions: crate::session::SessionSettings,
     /// Grant profiles (`PLIMSOLL_GRANTS_FILE`); empty when unset.
     pub grants: std::sync::Arc<crate::grant::Grants>,
+    /// The docker provider's settings (defaults unless `SANDBOX_PROVIDER=docker`).
+    pub docker: DockerSettings,
 }
 
 impl Default for Config {
@@ -319,6 +630,7 @@ impl Default for Config {
             admission: Limits::default(),
             grants: std::sync::Arc::default(),
             sessions: crate::session::SessionSettings::default(),
+            docker: DockerSettings::default(),
         }
     }
 }
@@ -376,6 +688,10 @@ impl Config {
             None => crate::grant::Grants::default(),
             Some(path) => crate::grant::Grants::load(&path, &|k| env.get_any(k))?,
         };
+        let docker = DockerSettings::from_env(env, provider)?;
+        if provider == ProviderKind::Docker {
+            DockerEnvelope::from_settings(&resources, docker.runtime)?;
+        }
         Ok(Config {
             provider,
             min_isolation,
@@ -384,6 +700,7 @@ impl Config {
             admission,
             grants: std::sync::Arc::new(grants),
             sessions: crate::session::SessionSettings::from_env(env)?,
+            docker,
         })
     }
 }
@@ -455,5 +772,99 @@ mod tests {
         );
         let get = |k: &str| (k == "X").then(|| "yes".to_string());
         assert!(Env::new(&get).bool("X").is_err());
+    }
+
+    #[test]
+    fn docker_settings_are_strict() {
+        let docker = |extra: &[(&str, &str)]| {
+            let mut pairs = vec![("SANDBOX_PROVIDER", "docker")];
+            pairs.extend_from_slice(extra);
+            load(&pairs)
+        };
+        let c = docker(&[]).unwrap();
+        assert_eq!(c.docker, DockerSettings::default());
+        let e = DockerEnvelope::from_settings(&c.resources, c.docker.runtime).unwrap();
+        assert_eq!(
+            (e.memory_mb, e.pids, e.work_mb, e.disk_mb()),
+            (256, 256, 128, 160)
+        );
+        assert_eq!(e.cpus, 1.0);
+
+        let c = docker(&[
+            ("SANDBOX_DOCKER_RUNTIME", "runsc"),
+            ("SANDBOX_DOCKER_IMAGE", "local/snippet@sha256:abc"),
+            ("SANDBOX_GUEST_UID", "1000"),
+            ("SANDBOX_DISK_MB", "100"),
+        ])
+        .unwrap();
+        assert_eq!(c.docker.runtime, DockerRuntime::Runsc);
+        assert_eq!(c.docker.runtime_name, "runsc");
+        assert_eq!(c.docker.image, "local/snippet@sha256:abc");
+        assert_eq!(c.docker.guest_uid, 1000);
+        let e = DockerEnvelope::from_settings(&c.resources, c.docker.runtime).unwrap();
+        assert_eq!(e.work_mb, 68);
+
+        let c = docker(&[("SANDBOX_DOCKER_SECCOMP", "images/seccomp.json")]).unwrap();
+        assert_eq!(
+            c.docker.seccomp,
+            SeccompSetting::Profile("images/seccomp.json".into())
+        );
+
+        for (pairs, var) in [
+            (
+                vec![("SANDBOX_DOCKER_RUNTIME", "kata")],
+                "SANDBOX_DOCKER_RUNTIME",
+            ),
+            (
+                vec![("SANDBOX_DOCKER_IMAGE", "bad image")],
+                "SANDBOX_DOCKER_IMAGE",
+            ),
+            (
+                vec![("SANDBOX_DOCKER_PROJECT_IMAGE", "-x")],
+                "SANDBOX_DOCKER_PROJECT_IMAGE",
+            ),
+            (
+                vec![("SANDBOX_DOCKER_SECCOMP", "strict")],
+                "SANDBOX_DOCKER_SECCOMP",
+            ),
+            (
+                vec![
+                    ("SANDBOX_DOCKER_RUNTIME", "runsc"),
+                    ("SANDBOX_DOCKER_SECCOMP", "unconfined"),
+                ],
+                "SANDBOX_DOCKER_SECCOMP",
+            ),
+            (vec![("SANDBOX_GUEST_UID", "0")], "SANDBOX_GUEST_UID"),
+            (vec![("SANDBOX_GUEST_UID", "60001")], "SANDBOX_GUEST_UID"),
+            (vec![("SANDBOX_GUEST_UID", "61183")], "SANDBOX_GUEST_UID"),
+            (vec![("SANDBOX_GUEST_UID", "x")], "SANDBOX_GUEST_UID"),
+            (vec![("SANDBOX_DISK_MB", "32")], "SANDBOX_DISK_MB"),
+            (vec![("SANDBOX_MEMORY_MB", "4")], "SANDBOX_MEMORY_MB"),
+            (vec![("SANDBOX_CPUS", "0")], "SANDBOX_CPUS"),
+            (vec![("SANDBOX_PIDS", "8")], "SANDBOX_PIDS"),
+            (
+                vec![("SANDBOX_DOCKER_RUNTIME", "runsc"), ("SANDBOX_PIDS", "64")],
+                "SANDBOX_PIDS",
+            ),
+        ] {
+            assert_eq!(docker(&pairs).unwrap_err().variable, var, "{pairs:?}");
+        }
+        // Docker variables for another provider are refused, not ignored.
+        assert_eq!(
+            load(&[("SANDBOX_DOCKER_RUNTIME", "runsc")])
+                .unwrap_err()
+                .variable,
+            "SANDBOX_DOCKER_RUNTIME"
+        );
+        // DOCKER_HOST is an operator's ordinary setting; only docker reads it.
+        assert!(load(&[("DOCKER_HOST", "tcp://x:2375")]).is_ok());
+        assert_eq!(
+            docker(&[("DOCKER_HOST", "tcp://x:2375")])
+                .unwrap()
+                .docker
+                .docker_host
+                .as_deref(),
+            Some("tcp://x:2375")
+        );
     }
 }

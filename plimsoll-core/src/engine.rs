@@ -191,6 +191,16 @@ impl Engine {
         self.provider.name()
     }
 
+    /// Removes sandboxes this instance (at once) or others (past their
+    /// deadline plus grace) leaked, if the provider can; returns how many.
+    pub async fn reconcile_orphans(&self) -> Result<usize> {
+        if self.provider.capabilities().orphan_reconcile {
+            self.provider.reconcile_orphans().await
+        } else {
+            Ok(0)
+        }
+    }
+
     /// The engine's counters now.
     pub fn stats(&self) -> Stats {
         Stats {

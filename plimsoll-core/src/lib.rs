@@ -16,6 +16,8 @@ pub mod client;
 pub mod config;
 pub mod engine;
 pub mod error;
+#[cfg(feature = "capi")]
+pub mod ffi;
 pub mod grant;
 pub mod provider;
 pub mod record;

@@ -118,7 +118,8 @@ async fn hello_runs_at_tier_process() {
         !d.supports_project
             && !d.supports_module
             && !d.supports_sessions
-            && !d.supports_javascript_grants
+            && d.supports_javascript_grants
+            && !d.supports_project_grants
     );
     let env = d.javascript_environment.expect("snippets are served");
     assert_eq!(

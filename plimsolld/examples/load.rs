@@ -6,7 +6,8 @@
 //! ```
 //!
 //! It starts its own daemon (target/release/plimsolld, else target/debug) on the
-//! wasm provider with `SANDBOX_MAX_CONCURRENT=4`, sends RUNS requests (default
+//! wasm provider (or `LOAD_PROVIDER=docker`, then also checking that no container
+//! is left) with `SANDBOX_MAX_CONCURRENT=4`, sends RUNS requests (default
 //! 2000) from CONCURRENCY connections (default 32), each a snippet that spins for
 //! 0–20 ms; DISCONNECT_PERCENT of them (default 10) hang up before the answer.
 //! It prints admitted, shed and dropped counts, refusal and run latencies, and
@@ -79,13 +80,16 @@ async fn main() {
     let runs = *args.first().unwrap_or(&2000);
     let conc = *args.get(1).unwrap_or(&32);
     let drop_pct = *args.get(2).unwrap_or(&10);
+    let provider = std::env::var("LOAD_PROVIDER").unwrap_or_else(|_| "wasm".into());
+    let instance = format!("plimsoll:load-{}", std::process::id());
     let bin = ["target/release/plimsolld", "target/debug/plimsolld"]
         .into_iter()
         .find(|p| std::path::Path::new(p).exists())
         .unwrap();
     let mut child = Command::new(bin)
         .envs([
-            ("SANDBOX_PROVIDER", "wasm"),
+            ("SANDBOX_PROVIDER", provider.as_str()),
+            ("PLIMSOLL_INSTANCE", instance.as_str()),
             ("PLIMSOLL_INSECURE", "1"),
             ("PLIMSOLL_ADDR", "127.0.0.1:0"),
             ("PLIMSOLL_METRICS_ADDR", "127.0.0.1:0"),
@@ -203,9 +207,33 @@ async fn main() {
         metric(&m, "plimsoll_shed_total{reason=\"per_key\"}"),
         metric(&m, "plimsoll_shed_total{reason=\"rate\"}")
     );
-    let _ = child.kill();
+    // SIGTERM: the daemon drains and exits on its own.
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
     let _ = child.wait();
-    if inflight != 0 || other.load(Ordering::SeqCst) != 0 {
+    let mut leaked = 0;
+    if provider == "docker" {
+        // Every run's container is removed on every path out, disconnects included.
+        for _ in 0..40 {
+            let out = Command::new("docker")
+                .args([
+                    "ps",
+                    "-aq",
+                    "--filter",
+                    &format!("label=io.plimsoll.instance={instance}"),
+                ])
+                .output()
+                .unwrap();
+            leaked = String::from_utf8_lossy(&out.stdout).lines().count();
+            if leaked == 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        println!("containers left        {leaked}");
+    }
+    if inflight != 0 || other.load(Ordering::SeqCst) != 0 || leaked != 0 {
         eprintln!("FAILED: slots leaked or unexpected answers");
         std::process::exit(1);
     }

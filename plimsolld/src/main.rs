@@ -129,6 +129,26 @@ async fn serve(settings: Settings) -> Result<(), String> {
             }
         });
     }
+    // Reconcile leaked sandboxes at startup (a previous instance may have been
+    // killed) and every minute after.
+    let reaper = engine.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+        loop {
+            tick.tick().await;
+            match tokio::time::timeout(
+                std::time::Duration::from_secs(30),
+                reaper.reconcile_orphans(),
+            )
+            .await
+            {
+                Ok(Ok(0)) => {}
+                Ok(Ok(n)) => tracing::info!(removed = n, "reconciled leaked sandboxes"),
+                Ok(Err(e)) => tracing::warn!(error = e.message(), "reconcile failed"),
+                Err(_) => tracing::warn!("reconcile timed out"),
+            }
+        }
+    });
     tracing::info!(addr = %addr, "listening");
     let app = Arc::new(App {
         engine: engine.clone(),

@@ -407,3 +407,37 @@ async fn the_rust_remote_client_gets_typed_refusals() {
     );
     assert!(RemoteClient::new("http://example.com", None, false).is_err());
 }
+
+#[test]
+fn sigterm_lets_an_in_flight_run_finish() {
+    let mut d = Daemon::start(&[("SANDBOX_PROVIDER", "wasm"), ("PLIMSOLL_INSECURE", "1")]);
+    let addr = d.addr.clone();
+    let run = std::thread::spawn(move || {
+        let probe = Daemon {
+            child: Command::new("true").spawn().unwrap(),
+            addr,
+            metrics: String::new(),
+        };
+        probe.rpc(
+            "Run",
+            &[],
+            r#"{"protocol":4,"timeoutMs":10000,"javascript":{"code":"const t=Date.now();while(Date.now()-t<1500){};console.log('finished')"}}"#,
+        )
+    });
+    std::thread::sleep(Duration::from_millis(400));
+    let pid = d.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (status, _, body) = run.join().unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["javascript"]["stdout"], "ZmluaXNoZWQK",
+        "the run finished: {body}"
+    );
+    assert_eq!(d.child.wait().unwrap().code(), Some(0));
+}

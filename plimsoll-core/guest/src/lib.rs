@@ -5,8 +5,9 @@
 //! snapshotting the module, and then, per run on a fresh instance,
 //! `plimsoll_alloc` and `plimsoll_run`. The guest reaches the world only through
 //! the imports in [`sys`]: writes to its two output streams, randomness, clocks
-//! (through wasi-libc), its own exit, and `plimsoll.host_call`, which no
-//! JavaScript can reach (see `plimsoll_host_probe`).
+//! (through wasi-libc), its own exit, and `plimsoll.host_call`, which
+//! JavaScript reaches only through the `host` global of a granted run (see
+//! `plimsoll_grant`).
 //!
 //! What it does not do: files, network, environment, arguments, timers,
 //! modules. `require`, `import()` of anything and `setTimeout` do not exist.
@@ -76,6 +77,15 @@ fn natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     )?;
     n.set("random", Function::new(ctx.clone(), next_random)?)?;
     n.set(
+        "hostCall",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, request: rquickjs::String<'js>| -> rquickjs::Result<String> {
+                host_call(&ctx, request.to_string()?.as_bytes())
+            },
+        )?,
+    )?;
+    n.set(
         "promiseState",
         Function::new(
             ctx.clone(),
@@ -98,6 +108,33 @@ fn natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
         )?,
     )?;
     Ok(n)
+}
+
+/// The answer buffer's first size; a larger answer is collected in a second call.
+const HOST_ANSWER_BUFFER: usize = 64 * 1024;
+
+/// One brokered call through `plimsoll.host_call`: the answer envelope, or a
+/// thrown error naming the host's status word.
+fn host_call(ctx: &Ctx<'_>, request: &[u8]) -> rquickjs::Result<String> {
+    let mut buf = vec![0u8; HOST_ANSWER_BUFFER];
+    let mut n = sys::host_call(request, &mut buf);
+    if n > buf.len() as i64 {
+        buf = vec![0u8; n as usize];
+        n = sys::host_call(&[], &mut buf);
+    }
+    if n < 0 || n > buf.len() as i64 {
+        let why = match n {
+            -1 => "this run carries no grant",
+            -3 => "the run's deadline passed during the call",
+            _ => "the host refused the call",
+        };
+        return Err(rquickjs::Exception::throw_message(
+            ctx,
+            &format!("host call failed: {why} ({n})"),
+        ));
+    }
+    buf.truncate(n as usize);
+    Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
 /// The reason a rejected promise holds.
@@ -254,9 +291,32 @@ fn report_uncaught<'js>(
     1
 }
 
+/// Defines the `host` global for this instance: the host calls it before
+/// `plimsoll_run` only in a run that carries a grant.
+#[unsafe(export_name = "plimsoll_grant")]
+pub extern "C" fn plimsoll_grant() {
+    GUEST.with(|cell| {
+        if let Some(g) = cell.borrow().as_ref() {
+            g.ctx.with(|ctx| {
+                let enabled = g
+                    .hooks
+                    .clone()
+                    .restore(&ctx)
+                    .and_then(|h| h.get::<_, Function>("enableHost"))
+                    .and_then(|f| f.call::<_, ()>(()));
+                if enabled.is_err() {
+                    let _ = ctx.catch();
+                    sys::write(2, b"plimsoll guest: the host global could not be defined\n");
+                }
+            });
+        }
+    });
+}
+
 /// Calls `plimsoll.host_call` with an empty request and returns its status
 /// word, so the host can prove at startup that the import is wired and
-/// honest. No JavaScript can reach this: there is no `host` global yet.
+/// honest. JavaScript reaches the host call only through the `host` global,
+/// which exists only in granted runs ([`plimsoll_grant`]).
 #[unsafe(export_name = "plimsoll_host_probe")]
 pub extern "C" fn plimsoll_host_probe() -> i64 {
     let request = br#"{"method":"probe","path":"","body":null}"#;

@@ -9,6 +9,7 @@
   // Lone surrogates cannot be encoded as UTF-8: print U+FFFD, as Node does.
   const write = (fd, text) => nativeWrite(fd, text.isWellFormed() ? text : text.toWellFormed());
   const exitNow = native.exit;
+  const hostCall = native.hostCall;
 
   Object.defineProperty(Math, 'random', {
     value: function random() { return native.random(); },
@@ -185,9 +186,48 @@
   Object.defineProperty(globalThis, 'process', { value: process, writable: true, configurable: true, enumerable: false });
   Object.defineProperty(globalThis, 'global', { value: globalThis, writable: true, configurable: true, enumerable: false });
 
+  // ----------------------------------------------------------------- host
+  // A granted run's API client, synchronous: each call is brokered by the host
+  // (which holds the credential) and answered with {status, body, json()}.
+  // A string body is sent as is; any other body is sent as JSON.
+  function call(method, path, body) {
+    if (typeof method !== 'string') throw new TypeError('host.call: the method must be a string');
+    if (typeof path !== 'string') throw new TypeError('host.call: the path must be a string');
+    let payload = null;
+    let contentType = null;
+    if (body !== undefined && body !== null) {
+      if (typeof body === 'string') {
+        payload = body;
+      } else {
+        payload = JSON.stringify(body);
+        contentType = 'application/json';
+      }
+    }
+    const a = JSON.parse(hostCall(JSON.stringify({ method: method.toUpperCase(), path, body: payload, contentType })));
+    const answer = {
+      status: a.status,
+      ok: a.status >= 200 && a.status < 300,
+      body: a.body,
+      contentType: a.contentType,
+      json() { return JSON.parse(a.body); },
+    };
+    return answer;
+  }
+  const host = Object.freeze({
+    call,
+    get(path) { return call('GET', path); },
+    post(path, body) { return call('POST', path, body); },
+    put(path, body) { return call('PUT', path, body); },
+    patch(path, body) { return call('PATCH', path, body); },
+    del(path) { return call('DELETE', path); },
+  });
+
   // ------------------------------------------------------- run bookkeeping
   const unhandled = new Map(); // promise -> reason, rejected with no handler yet
   return {
+    enableHost() {
+      Object.defineProperty(globalThis, 'host', { value: host, writable: false, configurable: false, enumerable: false });
+    },
     track(promise, reason, handled) {
       if (handled) unhandled.delete(promise);
       else unhandled.set(promise, reason);

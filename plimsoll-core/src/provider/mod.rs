@@ -17,6 +17,8 @@ use crate::tier::Isolation;
 use crate::wire::RunResources;
 
 pub mod disabled;
+#[cfg(feature = "docker")]
+pub mod docker;
 #[cfg(feature = "wasm")]
 pub mod wasm;
 
@@ -166,6 +168,8 @@ pub fn build(config: &Config) -> Result<Arc<dyn Provider>, ConfigError> {
         ProviderKind::Disabled => Ok(Arc::new(disabled::Disabled)),
         #[cfg(feature = "wasm")]
         ProviderKind::Wasm => Ok(Arc::new(wasm::Wasm::from_config(config)?)),
+        #[cfg(feature = "docker")]
+        ProviderKind::Docker => Ok(Arc::new(docker::DockerProvider::new(config)?)),
         other => Err(ConfigError::new(
             "SANDBOX_PROVIDER",
             format!(

@@ -8,17 +8,23 @@
 //! no sockets and no arguments. Any other WASI function the guest might import
 //! answers `ENOSYS`; an import from any other module fails instantiation.
 //!
-//! And `plimsoll.host_call`, through which a later grants issue will broker API
-//! calls. For now it answers every call with [`HOST_NO_GRANT`].
+//! And `plimsoll.host_call`, which carries a granted run's API calls to its
+//! broker (see [`host_call`]'s ABI); a run without a grant gets
+//! [`HOST_NO_GRANT`]. The credential stays in the broker: only the request's
+//! method, path and body go out, and only the status, body and media type of
+//! the answer come back into linear memory.
 //!
 //! Every pointer and length from the guest is checked against its memory; a bad
 //! one gets `EFAULT`, never a host panic.
 
 use rand::RngCore;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use wasmtime::{Caller, Extern, Linker, Memory, Module};
 
 use super::limits::{GuestExit, RunState};
+use crate::grant::{Broker, GuestAnswer, GuestCall};
 
 const ERRNO_SUCCESS: i32 = 0;
 const ERRNO_BADF: i32 = 8;
@@ -32,6 +38,11 @@ const ERRNO_PIPE: i32 = 64;
 pub const HOST_NO_GRANT: i64 = -1;
 /// `host_call` status: a pointer or length was outside the guest's memory.
 pub const HOST_FAULT: i64 = -2;
+/// `host_call` status: the run's deadline passed (or it was cancelled) while
+/// the call was in flight; the run ends at its next epoch check.
+pub const HOST_TIMEOUT: i64 = -3;
+/// `host_call` status: a collect call (`req_len == 0`) with nothing pending.
+pub const HOST_NOTHING_PENDING: i64 = -4;
 
 /// Clock readings are rounded down to this, blunting timing side channels
 /// (the guest shares a process, and so caches, with the daemon).
@@ -195,10 +206,24 @@ fn clock_time_get(mut caller: Caller<'_, RunState>, id: i32, _precision: i64, ou
     put(&mut caller, out, &ns.to_le_bytes())
 }
 
-/// `host_call(req_ptr, req_len, resp_ptr, resp_cap) -> i64`: on success the
-/// response's length (written at `resp_ptr`, at most `resp_cap`); a negative
-/// value is a status ([`HOST_NO_GRANT`], [`HOST_FAULT`]). Today every
-/// well-formed call gets [`HOST_NO_GRANT`]: no run carries a grant yet.
+/// `host_call(req_ptr, req_len, resp_ptr, resp_cap) -> i64`.
+///
+/// The request at `req_ptr..req_ptr+req_len` is a JSON envelope
+/// `{"method", "path", "body": string|null, "contentType": string|null}`; the
+/// answer is JSON `{"status", "body", "contentType"}` (the body as UTF-8, with
+/// invalid sequences replaced). The return value is the answer's length:
+///
+/// * at most `resp_cap`: the answer is at `resp_ptr`;
+/// * more than `resp_cap`: nothing is written and the answer is held; the
+///   guest collects it with a second call with `req_len == 0` and a buffer of
+///   at least that length (the call is not repeated);
+/// * negative: [`HOST_NO_GRANT`], [`HOST_FAULT`], [`HOST_TIMEOUT`] or
+///   [`HOST_NOTHING_PENDING`].
+///
+/// A malformed envelope is answered 400 by the host, without a call. The call
+/// blocks the run thread (the epoch does not fire inside a host call), so it
+/// is bounded here by the run's deadline and cancellation as well as by the
+/// broker's own upstream timeout.
 fn host_call(
     mut caller: Caller<'_, RunState>,
     req: i32,
@@ -209,13 +234,130 @@ fn host_call(
     let Some(mem) = memory(&mut caller) else {
         return HOST_FAULT;
     };
-    let data = mem.data(&caller);
-    if range(data, req as u32, req_len as u32).is_none()
-        || range(data, resp as u32, resp_cap as u32).is_none()
-    {
+    let (data, state) = mem.data_and_store_mut(&mut caller);
+    let Some(request) = range(data, req as u32, req_len as u32) else {
+        return HOST_FAULT;
+    };
+    if range(data, resp as u32, resp_cap as u32).is_none() {
         return HOST_FAULT;
     }
-    HOST_NO_GRANT
+    let Some(grant) = state.grant.as_mut() else {
+        return HOST_NO_GRANT;
+    };
+    let answer = if request.is_empty() {
+        match grant.pending.take() {
+            Some(a) => a,
+            None => return HOST_NOTHING_PENDING,
+        }
+    } else {
+        grant.pending = None;
+        match envelope(request) {
+            Ok(call) => match grant.call(call, state.deadline, &state.cancel) {
+                Some(a) => answer_json(a.status, &a.body, &a.content_type),
+                None => return HOST_TIMEOUT,
+            },
+            Err(why) => answer_json(
+                400,
+                serde_json::json!({ "error": why }).to_string().as_bytes(),
+                "application/json",
+            ),
+        }
+    };
+    let Ok(len) = i64::try_from(answer.len()) else {
+        return HOST_FAULT;
+    };
+    if answer.len() > resp_cap as u32 as usize {
+        if let Some(g) = state.grant.as_mut() {
+            g.pending = Some(answer);
+        }
+        return len;
+    }
+    match mem.write(&mut caller, resp as u32 as usize, &answer) {
+        Ok(()) => len,
+        Err(_) => HOST_FAULT,
+    }
+}
+
+/// The guest's request envelope.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Envelope {
+    method: String,
+    path: String,
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    content_type: Option<String>,
+}
+
+/// The call an envelope asks for, or why it is malformed.
+fn envelope(bytes: &[u8]) -> Result<GuestCall, String> {
+    let e: Envelope =
+        serde_json::from_slice(bytes).map_err(|e| format!("malformed host call: {e}"))?;
+    Ok(GuestCall {
+        method: e.method,
+        target: e.path,
+        body: e.body.map(String::into_bytes).unwrap_or_default(),
+        content_type: e.content_type,
+    })
+}
+
+/// The answer envelope the guest parses.
+fn answer_json(status: u16, body: &[u8], content_type: &str) -> Vec<u8> {
+    serde_json::json!({
+        "status": status,
+        "body": String::from_utf8_lossy(body),
+        "contentType": content_type,
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// A granted run's way to its broker, held in its store.
+pub struct HostGrant {
+    /// The run's broker (it holds the credential; the guest never sees it).
+    pub broker: Arc<Broker>,
+    /// The runtime the broker's calls run on, captured when the run began.
+    pub runtime: tokio::runtime::Handle,
+    /// An answer too large for the guest's buffer, awaiting collection.
+    pub pending: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for HostGrant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostGrant")
+            .field("broker", &self.broker)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How often a blocked host call looks at the run's cancellation flag.
+const CANCEL_POLL: Duration = Duration::from_millis(10);
+
+impl HostGrant {
+    /// Makes one call on the runtime and waits for it on this (the run's)
+    /// thread, until `deadline` or cancellation: `None` if either came first
+    /// (the call is then aborted).
+    fn call(&self, call: GuestCall, deadline: Instant, cancel: &AtomicBool) -> Option<GuestAnswer> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let broker = self.broker.clone();
+        let task = self.runtime.spawn(async move {
+            let _ = tx.send(broker.call(call).await);
+        });
+        let answer = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || cancel.load(Ordering::Acquire) {
+                break None;
+            }
+            match rx.recv_timeout(left.min(CANCEL_POLL)) {
+                Ok(a) => break Some(a),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break None,
+            }
+        };
+        task.abort();
+        answer
+    }
 }
 
 #[cfg(test)]

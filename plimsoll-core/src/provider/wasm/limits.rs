@@ -7,7 +7,8 @@
 //! store's epoch callback decides whether its run continues. Cancelling bumps
 //! the epoch at once, so a cancelled run stops within one check (a loop
 //! back-edge or a function entry), not one tick. The epoch does not fire inside
-//! a host call; none of the host functions here blocks.
+//! a host call; the one that blocks (a granted run's API call) bounds itself by
+//! the same deadline and cancellation flag.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
@@ -118,6 +119,8 @@ pub struct RunState {
     /// The snapshot is being made: clocks read zero and randomness is zeros, so
     /// the snapshot's bytes do not depend on when it was made.
     pub initialising: bool,
+    /// A granted run's way to its broker; `None` without a grant.
+    pub grant: Option<super::host::HostGrant>,
 }
 
 impl RunState {
@@ -135,6 +138,7 @@ impl RunState {
             cancel,
             stopped: None,
             initialising: false,
+            grant: None,
         }
     }
 

@@ -48,7 +48,7 @@ mod pool;
 mod run;
 
 pub use guest::MAX_MEMORY_MB;
-pub use host::{HOST_FAULT, HOST_NO_GRANT};
+pub use host::{HOST_FAULT, HOST_NO_GRANT, HOST_NOTHING_PENDING, HOST_TIMEOUT};
 pub use limits::OUTPUT_CAP;
 pub use run::{EXIT_TIMEOUT, EXIT_TRAP};
 
@@ -127,6 +127,7 @@ impl Wasm {
         code: String,
         timeout: Duration,
         cancel: &tokio_util::sync::CancellationToken,
+        grant: Option<Arc<crate::grant::Broker>>,
     ) -> Result<JavaScriptResult> {
         let permit = self
             .compiled
@@ -151,6 +152,7 @@ impl Wasm {
             memory_bytes: self.memory_mb as usize * 1024 * 1024,
             timeout,
             cancel: stop.flag.clone(),
+            grant: grant.map(|b| (b, tokio::runtime::Handle::current())),
         };
         let compiled = self.compiled.clone();
         let task = self.compiled.pool.run(move || {
@@ -214,6 +216,13 @@ impl Provider for Wasm {
         Isolation::Process
     }
 
+    fn capabilities(&self) -> crate::provider::Capabilities {
+        crate::provider::Capabilities {
+            javascript_grants: true,
+            ..crate::provider::Capabilities::default()
+        }
+    }
+
     fn environments(&self) -> Environments {
         Environments {
             javascript: Some(self.environment()),
@@ -239,6 +248,7 @@ impl Provider for Wasm {
                     (*code).to_string(),
                     Duration::from_millis(DEFAULT_TIMEOUT_MS as u64),
                     &never,
+                    None,
                 )
                 .await?;
             if got.exit_code != 0 || got.stdout != want.as_bytes() || !got.stderr.is_empty() {
@@ -272,8 +282,13 @@ impl Provider for Wasm {
         job: &JavaScriptRun,
         ctx: &RunContext,
     ) -> Result<JavaScriptResult> {
-        self.execute(job.code.clone(), ctx.timeout, &ctx.cancel)
-            .await
+        self.execute(
+            job.code.clone(),
+            ctx.timeout,
+            &ctx.cancel,
+            ctx.grant.clone(),
+        )
+        .await
     }
 }
 

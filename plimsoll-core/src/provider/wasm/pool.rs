@@ -49,10 +49,13 @@ impl Pool {
         let job: Job = Box::new(move || {
             // A panicking job loses its answer (the caller sees an error), not
             // the thread or the count of busy threads.
-            if let Ok(answer) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)) {
+            // The thread is free again before the caller can see the answer (or
+            // its absence), so a caller's next job never finds it still busy.
+            let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            busy.fetch_sub(1, Ordering::AcqRel);
+            if let Ok(answer) = answer {
                 let _ = tx.send(answer);
             }
-            busy.fetch_sub(1, Ordering::AcqRel);
         });
         if wanted > self.threads.load(Ordering::Acquire) {
             self.spawn().inspect_err(|_| {

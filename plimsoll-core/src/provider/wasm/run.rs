@@ -34,6 +34,9 @@ pub struct Limits {
     pub timeout: Duration,
     /// Set to stop the run (cancellation); the epoch must be bumped after setting it.
     pub cancel: Arc<AtomicBool>,
+    /// A granted run's broker and the runtime its calls run on: the guest
+    /// gets its `host` global and `plimsoll.host_call` reaches the broker.
+    pub grant: Option<(Arc<crate::grant::Broker>, tokio::runtime::Handle)>,
 }
 
 fn infrastructure(what: &str, e: impl std::fmt::Display) -> Error {
@@ -47,6 +50,14 @@ fn store(compiled: &Compiled, limits: &Limits) -> Store<RunState> {
         &compiled.engine,
         RunState::new(limits.memory_bytes, limits.timeout, limits.cancel.clone()),
     );
+    store.data_mut().grant = limits
+        .grant
+        .clone()
+        .map(|(broker, runtime)| super::host::HostGrant {
+            broker,
+            runtime,
+            pending: None,
+        });
     store.limiter(|s| &mut s.cap);
     store.epoch_deadline_callback(|mut s| s.data_mut().check());
     store.set_epoch_deadline(1);
@@ -127,6 +138,13 @@ fn start(
             "the snippet is too large for the wasm provider",
         ))
     })?;
+    if store.data().grant.is_some() {
+        instance
+            .get_typed_func::<(), ()>(&mut *store, "plimsoll_grant")
+            .map_err(|e| Setup(infrastructure("the guest's plimsoll_grant", e)))?
+            .call(&mut *store, ())
+            .map_err(Trapped)?;
+    }
     let ptr = alloc.call(&mut *store, len).map_err(Trapped)?;
     if ptr == 0 {
         store
@@ -148,6 +166,7 @@ pub fn probe_host(compiled: &Compiled) -> Result<i64> {
         memory_bytes: compiled.initial_memory as usize + (1 << 20),
         timeout: Duration::from_secs(5),
         cancel: Arc::default(),
+        grant: None,
     };
     let _live = compiled.ticker.live();
     let mut store = store(compiled, &limits);

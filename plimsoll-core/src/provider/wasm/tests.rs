@@ -16,6 +16,7 @@ async fn js(code: &str) -> JavaScriptResult {
             code.to_string(),
             Duration::from_secs(5),
             &CancellationToken::new(),
+            None,
         )
         .await
         .expect("the run is answered")
@@ -267,7 +268,13 @@ async fn environment_names_the_module_and_engine() {
     let p = provider();
     let envs = p.environments();
     assert!(envs.project.is_none() && envs.module.is_none() && envs.session.is_none());
-    assert_eq!(p.capabilities(), crate::provider::Capabilities::default());
+    assert_eq!(
+        p.capabilities(),
+        crate::provider::Capabilities {
+            javascript_grants: true,
+            ..crate::provider::Capabilities::default()
+        }
+    );
     assert_eq!(p.resources().memory_mb, DEFAULT_MEMORY_MB);
 }
 
@@ -372,6 +379,7 @@ async fn a_dropped_run_is_stopped() {
         memory_bytes: 64 << 20,
         timeout: Duration::from_secs(20),
         cancel: stop.clone(),
+        grant: None,
     };
     let compiled = p.compiled.clone();
     let started = std::time::Instant::now();

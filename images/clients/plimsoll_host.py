@@ -1,0 +1,97 @@
+"""plimsoll's host API client for Python, baked into the project image.
+
+In a run that carries a grant, the daemon mounts a Unix socket at
+$HOST_API_SOCKET; every call goes through it to the run's broker, which holds
+the credential and allows only the grant's routes. The guest never sees the
+credential.
+
+    import plimsoll_host
+    a = plimsoll_host.get('/v1/items/1')   # Answer(status, body, content_type); a.json()
+"""
+
+import http.client
+import json
+import os
+import socket
+
+__all__ = ["Answer", "call", "get", "post", "put", "patch", "delete", "del_"]
+
+
+class Answer:
+    """One answer: the HTTP status, the body (str) and its media type."""
+
+    def __init__(self, status, body, content_type):
+        self.status = status
+        self.body = body
+        self.content_type = content_type
+
+    @property
+    def ok(self):
+        return 200 <= self.status < 300
+
+    def json(self):
+        return json.loads(self.body)
+
+    def __repr__(self):
+        return "Answer(status=%r, body=%r)" % (self.status, self.body[:80])
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path, timeout):
+        super().__init__("localhost", timeout=timeout)
+        self._path = path
+
+    def connect(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(self.timeout)
+        s.connect(self._path)
+        self.sock = s
+
+
+def call(method, path, body=None, timeout=120):
+    """Makes one brokered call. A str or bytes body is sent as is; anything
+    else is sent as JSON."""
+    sock = os.environ.get("HOST_API_SOCKET")
+    if not sock:
+        raise RuntimeError("plimsoll_host: this run carries no grant (HOST_API_SOCKET is unset)")
+    headers = {}
+    payload = None
+    if body is not None:
+        if isinstance(body, str):
+            payload = body.encode()
+        elif isinstance(body, (bytes, bytearray)):
+            payload = bytes(body)
+        else:
+            payload = json.dumps(body).encode()
+            headers["content-type"] = "application/json"
+    conn = _UnixConnection(sock, timeout)
+    try:
+        conn.request(method.upper(), path, body=payload, headers=headers)
+        r = conn.getresponse()
+        data = r.read().decode("utf-8", "replace")
+        return Answer(r.status, data, r.getheader("content-type", ""))
+    finally:
+        conn.close()
+
+
+def get(path):
+    return call("GET", path)
+
+
+def post(path, body=None):
+    return call("POST", path, body)
+
+
+def put(path, body=None):
+    return call("PUT", path, body)
+
+
+def patch(path, body=None):
+    return call("PATCH", path, body)
+
+
+def delete(path):
+    return call("DELETE", path)
+
+
+del_ = delete

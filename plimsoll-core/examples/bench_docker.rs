@@ -1,0 +1,241 @@
+//! Fresh-run latency of the docker provider next to `docker run --rm` with the
+//! same flags and image, measured in the same process, under runc and runsc.
+//!
+//! ```text
+//! cargo run --release -p plimsoll-core --example bench_docker [-- N]
+//! ```
+//!
+//! For each runtime: a fresh snippet (`console.log(6*7)`) and a fresh Python
+//! project (one file, `python3 main.py`) through the engine, N times each
+//! (default 15), then the same work with the docker CLI: `docker run --rm -i`
+//! with the lockdown flags, the code on stdin (snippet) or written by `sh`
+//! before `python3` runs (project). Prints p50/p90 in ms and the ratio. Not a
+//! test: numbers depend on the machine and its load.
+
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, ProviderKind, SeccompSetting};
+use plimsoll_core::engine::{Caller, Engine};
+use plimsoll_core::provider::docker::DockerProvider;
+use plimsoll_core::request::{JavaScriptRun, Payload, ProjectFile, ProjectRun, Request};
+use plimsoll_core::result::Output;
+use tokio_util::sync::CancellationToken;
+
+const PY: &str = "print(6*7)\n";
+
+fn pct(samples: &mut [Duration], p: f64) -> f64 {
+    samples.sort();
+    let i = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples[i].as_secs_f64() * 1000.0
+}
+
+fn lockdown_flags(rt: DockerRuntime, seccomp: &str, work: bool) -> Vec<String> {
+    let mut f: Vec<String> = [
+        "run",
+        "--rm",
+        "-i",
+        "--runtime",
+        rt.as_str(),
+        "--read-only",
+        "--tmpfs",
+        "/tmp:rw,noexec,nosuid,nodev,size=16m",
+        "--tmpfs",
+        "/dev/shm:rw,noexec,nosuid,nodev,size=16m,mode=1777",
+        "--tmpfs",
+        "/dev/mqueue:ro,noexec,nosuid,nodev,size=4k",
+        "--network",
+        "none",
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges:true",
+        "--user",
+        "61000:61000",
+        "--memory",
+        "256m",
+        "--memory-swap",
+        "256m",
+        "--cpus",
+        "1",
+        "--pids-limit",
+        "256",
+        "--ulimit",
+        "core=0",
+        "--ulimit",
+        "nofile=4096:4096",
+        "--ipc",
+        "private",
+        "--init",
+        "--log-driver",
+        "none",
+        "--no-healthcheck",
+        "--oom-score-adj",
+        "1000",
+        "--workdir",
+        "/tmp",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if work {
+        f.extend([
+            "--tmpfs".into(),
+            "/work:rw,noexec,nosuid,nodev,size=128m,mode=1777".into(),
+        ]);
+    }
+    if rt == DockerRuntime::Runc {
+        f.extend(["--security-opt".into(), format!("seccomp={seccomp}")]);
+    }
+    f
+}
+
+fn docker_run(args: &[String], stdin: &str) -> Duration {
+    use std::io::Write;
+    let t = Instant::now();
+    let mut child = Command::new("docker")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("docker CLI");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("docker run");
+    let d = t.elapsed();
+    assert_eq!(
+        out.stdout,
+        b"42\n",
+        "docker run printed {:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    d
+}
+
+async fn engine(rt: DockerRuntime, seccomp: &str) -> Engine {
+    let mut docker = DockerSettings {
+        runtime: rt,
+        runtime_name: rt.as_str().into(),
+        ..DockerSettings::default()
+    };
+    if rt == DockerRuntime::Runc {
+        docker.seccomp = SeccompSetting::Profile(seccomp.into());
+    }
+    let config = Config {
+        provider: ProviderKind::Docker,
+        instance: format!("plimsoll-bench:{}", hex::encode(rand::random::<[u8; 4]>())),
+        docker,
+        ..Config::default()
+    };
+    let provider = Arc::new(DockerProvider::new(&config).expect("config"));
+    Engine::with_provider(provider, &config)
+        .await
+        .expect("start")
+}
+
+async fn through_engine(engine: &Engine, request: &Request) -> Duration {
+    let t = Instant::now();
+    let r = engine
+        .run(
+            &Caller::anonymous(),
+            request.clone(),
+            CancellationToken::new(),
+        )
+        .await
+        .expect("run");
+    let d = t.elapsed();
+    let stdout = match r.output {
+        Some(Output::JavaScript(j)) => j.stdout,
+        Some(Output::Project(p)) => p.steps[0].stdout.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(stdout, b"42\n");
+    d
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(15);
+    let seccomp = concat!(env!("CARGO_MANIFEST_DIR"), "/../images/seccomp.json");
+    let snippet = Request::new(Payload::JavaScript(JavaScriptRun {
+        code: "console.log(6*7)".into(),
+        ..JavaScriptRun::default()
+    }));
+    let python = Request::new(Payload::Project(ProjectRun {
+        files: vec![ProjectFile {
+            path: "main.py".into(),
+            content: PY.into(),
+        }],
+        steps: vec!["python3 main.py".into()],
+        ..ProjectRun::default()
+    }));
+    let py_cli = format!(
+        "cd /work && printf '%s' '{}' > main.py && python3 main.py",
+        PY.trim_end()
+    );
+    println!("| runtime | kind | plimsoll p50 | p90 | docker run --rm p50 | p90 | ratio p50 |");
+    println!("|---|---|---|---|---|---|---|");
+    for rt in [DockerRuntime::Runc, DockerRuntime::Runsc] {
+        let engine = engine(rt, seccomp).await;
+        let describe = engine.describe();
+        let image = |env: Option<plimsoll_core::wire::PayloadEnvironment>| {
+            env.expect("env")
+                .identity
+                .trim_start_matches("docker-image:")
+                .to_owned()
+        };
+        let (js_image, py_image) = (
+            image(describe.javascript_environment),
+            image(describe.project_environment),
+        );
+        // One warm-up each, not counted.
+        through_engine(&engine, &snippet).await;
+        through_engine(&engine, &python).await;
+        let mut cases = Vec::new();
+        for (kind, request, cli) in [
+            ("snippet", &snippet, {
+                let mut a = lockdown_flags(rt, seccomp, false);
+                a.extend([js_image.clone(), "node".into(), "-".into()]);
+                (a, "console.log(6*7)".to_string())
+            }),
+            ("python project", &python, {
+                let mut a = lockdown_flags(rt, seccomp, true);
+                a.extend([py_image.clone(), "sh".into(), "-c".into(), py_cli.clone()]);
+                (a, String::new())
+            }),
+        ] {
+            docker_run(&cli.0, &cli.1);
+            let mut ours = Vec::new();
+            let mut theirs = Vec::new();
+            // Interleaved, so drift on the machine hits both alike.
+            for _ in 0..n {
+                ours.push(through_engine(&engine, request).await);
+                theirs.push(docker_run(&cli.0, &cli.1));
+            }
+            let (o50, o90, t50, t90) = (
+                pct(&mut ours, 0.5),
+                pct(&mut ours, 0.9),
+                pct(&mut theirs, 0.5),
+                pct(&mut theirs, 0.9),
+            );
+            cases.push(format!(
+                "| {} | {kind} | {o50:.0} ms | {o90:.0} ms | {t50:.0} ms | {t90:.0} ms | {:.2} |",
+                rt.as_str(),
+                o50 / t50
+            ));
+        }
+        for c in cases {
+            println!("{c}");
+        }
+    }
+    println!("\nN = {n} per cell, fresh container per run, both paths measured in this process.");
+}

@@ -1,0 +1,393 @@
+//! The docker provider: one local docker daemon, reached through its Unix
+//! socket with bollard; runc paints `container`, runsc paints `kernel` — each
+//! only after its registration is confirmed and the startup proof passes.
+//!
+//! Every run gets a fresh container of the exact image ID inspected at
+//! startup, under one lockdown ([`lockdown`]): read-only root, promised tmpfs
+//! mounts (noexec, nosuid), no network, no capabilities, no-new-privileges, a
+//! non-root guest, memory with swap off, CPU and process limits, and the
+//! configured seccomp profile. Snippets pipe their code to `node -`; projects
+//! run each step as its own `docker exec` driven from the host. The container
+//! is force-removed on every way out, and a reconcile removes leftovers by
+//! label. What this provider does not cover: grants (the broker is a later
+//! piece, though the proof already shows its socket mount works), sessions,
+//! modules, and any remote docker daemon, which it refuses.
+
+mod archive;
+mod container;
+mod endpoint;
+mod exec;
+mod images;
+mod lockdown;
+mod mounts;
+mod project;
+mod proof;
+mod reconcile;
+mod seccomp;
+mod snippet;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use bollard::{API_DEFAULT_VERSION, Docker};
+use sha2::{Digest, Sha256};
+use tokio::sync::OnceCell;
+
+use crate::config::{Config, ConfigError, DockerEnvelope, DockerRuntime};
+use crate::error::{Error, Refusal, Result};
+use crate::provider::{Capabilities, Environment, Environments, Provider, RunContext};
+use crate::request::{JavaScriptRun, ProjectRun};
+use crate::result::{JavaScriptResult, ProjectResult};
+use crate::tier::Isolation;
+use crate::wire::RunResources;
+
+use container::LiveSet;
+use images::PinnedImage;
+use lockdown::{Lockdown, Role};
+
+/// Seconds a passing (or failing) preflight is reused.
+const PREFLIGHT_CACHE: Duration = Duration::from_secs(5);
+/// Seconds each docker request may take to answer.
+const REQUEST_TIMEOUT_SECS: u64 = 30;
+
+/// The docker provider. Build it with [`DockerProvider::new`]; the engine then
+/// runs [`Provider::preflight`] and [`Provider::prove`] before it serves.
+#[derive(Clone)]
+pub struct DockerProvider {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for DockerProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DockerProvider")
+            .field("socket", &self.inner.socket)
+            .field("runtime", &self.inner.lockdown.settings.runtime_name)
+            .finish()
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    snippet: Option<PinnedImage>,
+    project: Option<PinnedImage>,
+    snippet_languages: Vec<String>,
+    project_languages: Vec<String>,
+    drift: Option<String>,
+}
+
+/// What every part of the provider shares.
+pub(crate) struct Inner {
+    socket: PathBuf,
+    client: OnceCell<Docker>,
+    lockdown: Lockdown,
+    live: LiveSet,
+    state: Mutex<State>,
+    preflight: tokio::sync::Mutex<Option<(Instant, Result<()>)>>,
+    policy: String,
+}
+
+impl Inner {
+    /// The one docker client: connected to the resolved socket and its API
+    /// version negotiated on first use, then reused.
+    pub(crate) async fn client(&self) -> Result<&Docker> {
+        self.client
+            .get_or_try_init(|| async {
+                let path = self.socket.to_string_lossy();
+                let docker =
+                    Docker::connect_with_unix(&path, REQUEST_TIMEOUT_SECS, API_DEFAULT_VERSION)
+                        .map_err(|e| unreachable(&path, e))?;
+                docker
+                    .negotiate_version()
+                    .await
+                    .map_err(|e| unreachable(&path, e))
+            })
+            .await
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The pinned image a role runs.
+    pub(crate) fn pinned(&self, role: Role) -> Result<PinnedImage> {
+        let st = self.state();
+        let slot = match role {
+            Role::Snippet | Role::Proof { work: false } => &st.snippet,
+            Role::Project | Role::Proof { work: true } => &st.project,
+        };
+        slot.clone().ok_or_else(|| {
+            Error::infrastructure("the docker provider has not inspected its images yet")
+        })
+    }
+
+    /// Why the container stopped, or `None` while it runs.
+    pub(crate) async fn why_stopped(&self, name: &str) -> Result<Option<String>> {
+        let docker = self.client().await?;
+        match docker.inspect_container(name, None).await {
+            Ok(i) => {
+                let s = i.state.unwrap_or_default();
+                if s.running == Some(true) {
+                    return Ok(None);
+                }
+                Ok(Some(format!(
+                    "the sandbox stopped (exit code {}{})",
+                    s.exit_code.unwrap_or(-1),
+                    if s.oom_killed == Some(true) {
+                        ", out of memory"
+                    } else {
+                        ""
+                    }
+                )))
+            }
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(Some("the sandbox's container is gone".into())),
+            Err(e) => Err(Error::infrastructure(format!("inspecting {name}: {e}"))),
+        }
+    }
+
+    async fn preflight_now(&self) -> Result<()> {
+        let docker = self.client().await?;
+        let s = &self.lockdown.settings;
+        images::check_runtime(docker, s.runtime, &s.runtime_name).await?;
+        images::check_host_accounts(s.guest_uid)?;
+        let snippet = images::inspect(docker, &s.image).await?;
+        let project = images::inspect(docker, &s.project_image).await?;
+        let mut guard = self.state();
+        let st = &mut *guard;
+        let mut drift = None;
+        for (slot, now) in [(&mut st.snippet, snippet), (&mut st.project, project)] {
+            match slot {
+                None => *slot = Some(now),
+                Some(pinned) if pinned.id == now.id => {}
+                Some(pinned) => {
+                    drift = Some(format!(
+                        "image {} now names {}, not the {} inspected and proven at startup; restart plimsolld to prove the new image",
+                        pinned.reference, now.id, pinned.id
+                    ));
+                }
+            }
+        }
+        st.drift.clone_from(&drift);
+        match drift {
+            Some(d) => Err(Error::infrastructure(d)),
+            None => Ok(()),
+        }
+    }
+
+    /// The preflight, reused for [`PREFLIGHT_CACHE`].
+    async fn preflight_cached(&self) -> Result<()> {
+        let mut cache = self.preflight.lock().await;
+        if let Some((at, r)) = cache.as_ref()
+            && at.elapsed() < PREFLIGHT_CACHE
+        {
+            return r.clone();
+        }
+        let r = self.preflight_now().await;
+        *cache = Some((Instant::now(), r.clone()));
+        r
+    }
+
+    /// Refuses a run when the last check found an image re-pointed (reason
+    /// `environment`) or failed otherwise.
+    async fn admit(&self) -> Result<()> {
+        match self.preflight_cached().await {
+            Ok(()) => Ok(()),
+            Err(e) if self.state().drift.is_some() => Err(e.with_refusal(Refusal::Environment)),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Drop for Inner {
+    /// The last holder is going (the daemon is shutting down): give the
+    /// removals of dropped runs' containers a moment to finish.
+    fn drop(&mut self) {
+        let t = Instant::now();
+        while self.live.len() > 0 && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// A granted run's broker socket: a [`grant::socket::HostSocket`] in a fresh
+/// directory under the system temp dir, serving the run's broker, to be
+/// bind-mounted at [`lockdown::BROKER_DIR`]. `None` without a grant. Dropping
+/// it stops the server and removes the directory.
+///
+/// [`grant::socket::HostSocket`]: crate::grant::socket::HostSocket
+pub(crate) fn granted_socket(ctx: &RunContext) -> Result<Option<crate::grant::socket::HostSocket>> {
+    let Some(broker) = &ctx.grant else {
+        return Ok(None);
+    };
+    let socket = crate::grant::socket::HostSocket::start(&std::env::temp_dir()).map_err(|e| {
+        Error::infrastructure(format!("docker provider: the run's broker socket: {e}"))
+    })?;
+    socket.serve(Some(broker.clone()));
+    Ok(Some(socket))
+}
+
+fn unreachable(path: &str, e: bollard::errors::Error) -> Error {
+    Error::infrastructure(format!(
+        "the local docker daemon is not reachable at {path}: {e}"
+    ))
+}
+
+impl DockerProvider {
+    /// Builds the provider from the configuration: resolves the local socket
+    /// (refusing a remote daemon), reads the seccomp profile, applies the
+    /// resource defaults. Talks to no daemon yet.
+    pub fn new(config: &Config) -> std::result::Result<DockerProvider, ConfigError> {
+        let settings = config.docker.clone();
+        let envelope = DockerEnvelope::from_settings(&config.resources, settings.runtime)?;
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let socket = endpoint::resolve(&settings, home.as_deref())?;
+        let (seccomp_opt, profile) = seccomp::security_opt(&settings.seccomp)?;
+        let policy = format!(
+            "sha256:{}",
+            hex::encode(Sha256::digest(
+                serde_json::json!({
+                    "runtime": settings.runtime.as_str(),
+                    "memory_mb": envelope.memory_mb,
+                    "cpus": envelope.cpus,
+                    "pids": envelope.pids,
+                    "tmpfs_mb": [envelope.tmp_mb, envelope.shm_mb, envelope.work_mb],
+                    "guest_uid": settings.guest_uid,
+                    "seccomp": profile,
+                })
+                .to_string()
+            ))
+        );
+        Ok(DockerProvider {
+            inner: Arc::new(Inner {
+                socket,
+                client: OnceCell::new(),
+                lockdown: Lockdown {
+                    settings,
+                    envelope,
+                    seccomp_opt,
+                    instance: config.instance.clone(),
+                },
+                live: LiveSet::default(),
+                state: Mutex::new(State::default()),
+                preflight: tokio::sync::Mutex::new(None),
+                policy,
+            }),
+        })
+    }
+
+    /// The docker socket this provider talks to.
+    pub fn socket(&self) -> &std::path::Path {
+        &self.inner.socket
+    }
+
+    /// How many of this provider's containers are in flight.
+    pub fn live_containers(&self) -> usize {
+        self.inner.live.len()
+    }
+}
+
+#[async_trait]
+impl Provider for DockerProvider {
+    fn name(&self) -> &'static str {
+        "docker"
+    }
+
+    fn isolation(&self) -> Isolation {
+        match self.inner.lockdown.settings.runtime {
+            DockerRuntime::Runc => Isolation::Container,
+            DockerRuntime::Runsc => Isolation::Kernel,
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            projects: true,
+            orphan_reconcile: true,
+            javascript_grants: true,
+            project_grants: true,
+            ..Capabilities::default()
+        }
+    }
+
+    fn environments(&self) -> Environments {
+        let st = self.inner.state();
+        let env = |image: &Option<PinnedImage>, default_ms, max_ms, languages: &Vec<String>| {
+            let identity = image
+                .as_ref()
+                .map(PinnedImage::identity)
+                .unwrap_or_default();
+            Environment {
+                software_identity: identity.clone(),
+                identity,
+                default_timeout_ms: default_ms,
+                max_timeout_ms: max_ms,
+                languages: languages.clone(),
+            }
+        };
+        Environments {
+            javascript: Some(env(&st.snippet, 5_000, 30_000, &st.snippet_languages)),
+            project: Some(env(&st.project, 30_000, 120_000, &st.project_languages)),
+            module: None,
+            session: None,
+        }
+    }
+
+    fn resources(&self) -> RunResources {
+        let e = &self.inner.lockdown.envelope;
+        RunResources {
+            memory_mb: e.memory_mb,
+            cpus: e.cpus,
+            pids: e.pids,
+            disk_mb: e.disk_mb(),
+        }
+    }
+
+    fn policy(&self) -> String {
+        self.inner.policy.clone()
+    }
+
+    async fn preflight(&self) -> Result<()> {
+        self.inner.preflight_cached().await
+    }
+
+    async fn prove(&self) -> Result<Isolation> {
+        self.inner.preflight_now().await?;
+        let snippet = self.inner.pinned(Role::Snippet)?;
+        let project = self.inner.pinned(Role::Project)?;
+        let js = proof::prove_image(&self.inner, Role::Proof { work: false }, &snippet).await?;
+        if !js.iter().any(|l| l == "javascript") {
+            return Err(Error::infrastructure(format!(
+                "startup proof failed for image {}: node does not start in the snippet image",
+                snippet.reference
+            )));
+        }
+        let languages =
+            proof::prove_image(&self.inner, Role::Proof { work: true }, &project).await?;
+        proof::run_paths(&self.inner).await?;
+        let mut st = self.inner.state();
+        st.snippet_languages = vec!["javascript".into()];
+        st.project_languages = languages;
+        Ok(self.isolation())
+    }
+
+    async fn run_javascript(
+        &self,
+        job: &JavaScriptRun,
+        ctx: &RunContext,
+    ) -> Result<JavaScriptResult> {
+        self.inner.admit().await?;
+        snippet::run(&self.inner, job, ctx).await
+    }
+
+    async fn run_project(&self, job: &ProjectRun, ctx: &RunContext) -> Result<ProjectResult> {
+        self.inner.admit().await?;
+        project::run(&self.inner, job, ctx).await
+    }
+
+    async fn reconcile_orphans(&self) -> Result<usize> {
+        reconcile::reconcile(&self.inner).await
+    }
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Builds libplimsoll and the C test, then runs the test twice: linked to
+# libplimsoll.so under valgrind (no errors, nothing definitely or indirectly
+# lost), and linked to libplimsoll.a with AddressSanitizer (and LeakSanitizer)
+# on the C side. Both drive two real plimsolld started here (disabled and wasm
+# providers). The embedded wasm engine runs under AddressSanitizer only:
+# wasmtime's pooling allocator reserves more address space (65 slots of 4 GiB
+# and guards) than valgrind can map, so under valgrind real wasm snippets run
+# through the daemon instead.
+#
+#   bash tests/c/run.sh
+#
+# Needs: gcc (with libasan), valgrind; clang, when present, also compiles the
+# test (strict flags) as a second compiler's check of the header. Prints "N passed, 0 failed" last and
+# exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+LIB=$CARGO_TARGET_DIR/debug
+OUT=$CARGO_TARGET_DIR/c-tests
+mkdir -p "$OUT"
+
+for tool in gcc valgrind; do
+  command -v "$tool" >/dev/null || { echo "tests/c/run.sh needs $tool" >&2; exit 1; }
+done
+
+echo "== build libplimsoll and plimsolld"
+cargo build -p plimsoll-capi -p plimsolld
+
+CFLAGS=(-std=c11 -Wall -Wextra -Werror -pedantic -g -I"$ROOT/include")
+# The static library's system dependencies (rustc --print native-static-libs).
+STATIC_LIBS=(-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc)
+
+echo "== compile (shared, for valgrind)"
+gcc "${CFLAGS[@]}" tests/c/test_plimsoll.c -L"$LIB" -lplimsoll -Wl,-rpath,"$LIB" -lpthread \
+  -o "$OUT/test_shared"
+echo "== compile (static, AddressSanitizer)"
+gcc "${CFLAGS[@]}" -fsanitize=address -fno-omit-frame-pointer tests/c/test_plimsoll.c \
+  "$LIB/libplimsoll.a" "${STATIC_LIBS[@]}" -o "$OUT/test_asan"
+if command -v clang >/dev/null; then
+  echo "== clang -fsyntax-only"
+  clang "${CFLAGS[@]}" -fsyntax-only tests/c/test_plimsoll.c
+fi
+
+# Daemons for the remote tests: the disabled provider and the wasm provider.
+# shellcheck source=tests/daemon.sh
+. tests/daemon.sh
+start_test_daemons "$LIB/plimsolld" "$OUT"
+
+total_pass=0
+total_fail=0
+tally() { # $1: the test's output file
+  local line
+  line=$(tail -n1 "$1")
+  if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+    total_pass=$((total_pass + BASH_REMATCH[1]))
+    total_fail=$((total_fail + BASH_REMATCH[2]))
+  else
+    total_fail=$((total_fail + 1))
+  fi
+}
+
+echo "== valgrind"
+set +e
+valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
+  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 \
+  env PLIMSOLL_TEST_WASM=0 "$OUT/test_shared" >"$OUT/valgrind.out"
+rc=$?
+set -e
+cat "$OUT/valgrind.out"
+tally "$OUT/valgrind.out"
+if [ $rc -ne 0 ]; then
+  echo "valgrind run failed (exit $rc)" >&2
+  total_fail=$((total_fail + 1))
+fi
+
+echo "== AddressSanitizer"
+set +e
+PLIMSOLL_TEST_WASM=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 "$OUT/test_asan" >"$OUT/asan.out"
+rc=$?
+set -e
+cat "$OUT/asan.out"
+tally "$OUT/asan.out"
+if [ $rc -ne 0 ]; then
+  echo "AddressSanitizer run failed (exit $rc)" >&2
+  total_fail=$((total_fail + 1))
+fi
+
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]

@@ -1,0 +1,3 @@
+module example.invalid/plimsoll-go
+
+go 1.19

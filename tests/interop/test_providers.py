@@ -1,0 +1,104 @@
+"""The published client (plimsoll-client 0.23.0) against plimsolld on the real
+providers: wasm (tier process), docker on runc (container) and on runsc (kernel).
+Every answer's record is verified by the client itself; a floor above the mark
+is refused before anything runs."""
+
+import plimsoll_client
+import pytest
+from plimsoll_client import errors
+
+from conftest import TOKEN_ALICE
+
+
+def client(d):
+    return plimsoll_client.Client(d.url, token=TOKEN_ALICE)
+
+
+def check_record(r, tier):
+    assert r.isolation == tier
+    assert r.record is not None and r.record.version == 4
+    assert r.record.isolation == tier and r.record.ended_unix_ms >= r.record.started_unix_ms
+    assert len(r.record.sha256) == 64
+
+
+def test_wasm_runs_and_paints_process(start_daemon, clients_file):
+    d = start_daemon(SANDBOX_PROVIDER="wasm", PLIMSOLL_CLIENTS_FILE=clients_file)
+    c = client(d)
+    info = c.describe()
+    assert (info.provider, info.isolation) == ("wasm", "process")
+    assert not info.supports_project
+    r = c.run_javascript("console.log(6*7)", minimum_isolation="process")
+    assert (r.stdout, r.exit_code, r.timed_out) == (b"42\n", 0, False)
+    check_record(r, "process")
+    assert r.software_identity.startswith("quickjs-ng:")
+    # A non-zero exit is a result, not an error.
+    r = c.run_javascript("console.error('bad'); process.exit(3)")
+    assert (r.exit_code, r.stderr) == (3, b"bad\n")
+    # The deadline is a result too: exit 124, timed_out.
+    r = c.run_javascript("for(;;){}", timeout=0.5)
+    assert (r.exit_code, r.timed_out) == (124, True)
+    with pytest.raises(errors.InsufficientIsolationError) as e:
+        c.run_javascript("console.log(1)", minimum_isolation="container")
+    assert e.value.not_dispatched == "isolation"
+    with pytest.raises(errors.UnsupportedError) as e:
+        c.run_project({"main.js": "console.log(1)"}, ["node main.js"])
+    assert e.value.not_dispatched == "unsupported"
+    # A software rule naming the daemon's own identity passes; another is refused.
+    ok = c.run_javascript("console.log(1)", software=plimsoll_client.SoftwareRule.exact(r.software_identity))
+    assert ok.record.software_rule_id == "exact:" + r.software_identity
+    with pytest.raises(errors.SoftwareMismatchError) as e:
+        c.run_javascript("console.log(1)", software=plimsoll_client.SoftwareRule.exact("quickjs-ng:0.0.0"))
+    assert e.value.not_dispatched == "environment"
+
+
+def test_wasm_admission_sheds_the_seeds_example(start_daemon, clients_file):
+    import concurrent.futures
+
+    for env, admitted in (({"SANDBOX_TOTAL_MEMORY_MB": "1024", "SANDBOX_MEMORY_MB": "256"}, 4), ({}, 8)):
+        d = start_daemon(
+            SANDBOX_PROVIDER="wasm",
+            PLIMSOLL_CLIENTS_FILE=clients_file,
+            SANDBOX_MAX_CONCURRENT="8",
+            SANDBOX_PER_KEY_CONCURRENT="8",
+            **env,
+        )
+        c = client(d)
+        spin = "const t=Date.now(); while(Date.now()-t<1500){}; console.log('done')"
+        with concurrent.futures.ThreadPoolExecutor(12) as pool:
+            futures = [pool.submit(c.run_javascript, spin, timeout=10) for _ in range(12)]
+            outcomes = [f.exception() or f.result() for f in futures]
+        ok = [o for o in outcomes if not isinstance(o, Exception)]
+        shed = [o for o in outcomes if isinstance(o, errors.AtCapacityError)]
+        assert (len(ok), len(shed)) == (admitted, 12 - admitted), outcomes
+        assert all(o.not_dispatched == "capacity" for o in shed)
+        assert all(r.stdout == b"done\n" for r in ok)
+        d.stop()
+
+
+@pytest.mark.parametrize("runtime,tier", [("runc", "container"), ("runsc", "kernel")])
+def test_docker_runs_snippets_and_projects(start_daemon, clients_file, runtime, tier):
+    d = start_daemon(SANDBOX_PROVIDER="docker", SANDBOX_DOCKER_RUNTIME=runtime, PLIMSOLL_CLIENTS_FILE=clients_file)
+    c = client(d)
+    info = c.describe()
+    assert (info.provider, info.isolation, info.supports_project) == ("docker", tier, True)
+    assert set(info.project_environment.languages) >= {"javascript", "python"}
+    r = c.run_javascript("console.log(6*7)", minimum_isolation="container")
+    assert (r.stdout, r.exit_code) == (b"42\n", 0)
+    check_record(r, tier)
+    p = c.run_project(
+        {"main.js": "console.log(require('./lib.js'))", "lib.js": "module.exports = 42", "calc.py": "print(6*7)"},
+        ["node main.js > out.txt", "python3 calc.py", "cat out.txt"],
+        artifacts=["out.txt"],
+        minimum_isolation="container",
+    )
+    assert p.outcome == "completed", p.detail
+    assert [s.exit_code for s in p.steps] == [0, 0, 0]
+    assert p.steps[1].stdout == b"42\n" and p.steps[2].stdout == b"42\n"
+    assert [(a.path, a.content) for a in p.artifacts] == [("out.txt", b"42\n")]
+    check_record(p, tier)
+    # Stop at the first failure; the failing step's exit code is a result.
+    p = c.run_project({"a.py": "import sys; sys.exit(5)"}, ["python3 a.py", "echo never"])
+    assert [s.exit_code for s in p.steps] == [5] and p.outcome == "completed"
+    with pytest.raises(errors.InsufficientIsolationError) as e:
+        c.run_javascript("console.log(1)", minimum_isolation="vm")
+    assert e.value.not_dispatched == "isolation"
