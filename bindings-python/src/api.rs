@@ -431,6 +431,26 @@ impl AsyncEngine {
         Ok(PyClassInitializer::from(AsyncRunner { runner }).add_subclass(AsyncEngine))
     }
 
+    /// Starts an engine without blocking the event loop (the constructor
+    /// blocks while the provider's startup proof runs).
+    #[staticmethod]
+    #[pyo3(signature = (env=None))]
+    fn start(py: Python<'_>, env: Option<HashMap<String, String>>) -> PyResult<Py<PyAny>> {
+        let vars = env.unwrap_or_default();
+        let aw = pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            let started = Runner::embedded(&vars).await;
+            Python::attach(|py| match started {
+                Ok(runner) => Ok(Py::new(
+                    py,
+                    PyClassInitializer::from(AsyncRunner { runner }).add_subclass(AsyncEngine),
+                )?
+                .into_any()),
+                Err(e) => Err(errors::start_to_py(py, &e)),
+            })
+        })?;
+        Ok(aw.unbind())
+    }
+
     fn __aenter__(slf: Py<Self>, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let fut = async move { Ok::<_, Error>(slf) };
         awaitable(py, fut, Box::new(|py, s| Ok(s.into_any().clone_ref(py))))

@@ -23,6 +23,25 @@ async def test_concurrent_runs() -> None:
 
 
 @pytest.mark.asyncio
+async def test_start_without_blocking_the_loop() -> None:
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0.001)
+
+    ticker = asyncio.ensure_future(tick())
+    e = await plimsoll.AsyncEngine.start(WASM)
+    ticker.cancel()
+    assert isinstance(e, plimsoll.AsyncEngine) and (await e.describe())["isolation"] == "process"
+    assert ticks > 1, "the event loop did not run while the engine started"
+    with pytest.raises(plimsoll.ConfigError):
+        await plimsoll.AsyncEngine.start({"SANDBOX_PROVIDER": "magic"})
+
+
+@pytest.mark.asyncio
 async def test_errors_arrive_as_exceptions() -> None:
     async with plimsoll.AsyncEngine(WASM) as e:
         with pytest.raises(plimsoll.InsufficientIsolationError):

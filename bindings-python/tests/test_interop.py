@@ -53,7 +53,7 @@ def ours(req: bytes, resp: bytes) -> bool:
         return False
 
 
-def theirs(req: bytes, resp: bytes, whole: bool = True) -> bool:
+def theirs(req: bytes, resp: bytes, whole: bool = True, kind: str = "javascript") -> bool:
     """The published client's verdict: its whole answer handling, or check_single alone."""
     request = json.loads(req)
     rule_json = request.get("softwareRule")
@@ -62,7 +62,7 @@ def theirs(req: bytes, resp: bytes, whole: bool = True) -> bool:
     try:
         msg = Msg(loads(resp), "response")
         if whole:
-            pc_client._finish("javascript", msg, lambda: check_single(digest, rule, msg), request.get("minimumIsolation", ""))
+            pc_client._finish(kind, msg, lambda: check_single(digest, rule, msg), request.get("minimumIsolation", ""))
         else:
             check_single(digest, rule, msg)
         return True
@@ -148,17 +148,17 @@ def delete(d: Any, path: Tuple[Any, ...]) -> None:
     del d[path[-1]]
 
 
-def compare(req: bytes, resp: bytes) -> Tuple[int, int]:
-    assert ours(req, resp) and theirs(req, resp), "both accept the honest answer"
+def compare(req: bytes, resp: bytes, kind: str = "javascript") -> Tuple[int, int]:
+    assert ours(req, resp) and theirs(req, resp, kind=kind), "both accept the honest answer"
     doc = json.loads(resp)
     accepted = rejected = 0
     disagreements: List[str] = []
     for name, d in variants(doc):
         body = json.dumps(d).encode()
-        a, b = ours(req, body), theirs(req, body)
+        a, b = ours(req, body), theirs(req, body, kind=kind)
         if a != b:
             disagreements.append(f"{name}: binding {'accepts' if a else 'rejects'}, published {'accepts' if b else 'rejects'}")
-        if a != theirs(req, body, whole=False) and not any(f in name for f in NOT_IN_THE_RECORD):
+        if a != theirs(req, body, whole=False, kind=kind) and not any(f in name for f in NOT_IN_THE_RECORD):
             disagreements.append(f"{name}: binding {'accepts' if a else 'rejects'}, published check_single does not")
         accepted += a
         rejected += not a
@@ -170,7 +170,7 @@ def compare(req: bytes, resp: bytes) -> Tuple[int, int]:
         except Exception:  # noqa: BLE001 - a request our decoder cannot read counts as a rejection
             a = False
         try:
-            b = theirs(body, resp)
+            b = theirs(body, resp, kind=kind)
         except Exception:  # noqa: BLE001
             b = False
         if a != b:

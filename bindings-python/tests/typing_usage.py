@@ -56,6 +56,8 @@ async def async_usage() -> bytes:
             j = await s.run_javascript("1")
             summary = await s.close()
             assert summary.calls >= 0 and j.exit_code >= 0
+        started: plimsoll.AsyncEngine = await plimsoll.AsyncEngine.start({"SANDBOX_PROVIDER": "wasm"})
+        await started.close()
         return r.stdout
     raise AssertionError("unreachable")
 
