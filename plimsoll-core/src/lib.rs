@@ -25,6 +25,7 @@ pub mod request;
 pub mod result;
 pub mod secret;
 pub mod session;
+pub mod surface;
 pub mod tier;
 pub mod verify;
 pub mod wire;

@@ -4,6 +4,7 @@
 //! isolation-evidence error, never a safe retry), and typed refusals that say
 //! whether anything ran.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{Error, ErrorCode, Refusal, Result, SessionEnd};
@@ -28,9 +29,11 @@ fn malformed(e: String) -> Error {
     Error::new(ErrorCode::Transport, format!("malformed answer: {e}"))
 }
 
-/// A client for one plimsolld. Cheap to share across tasks.
+/// A client for one plimsolld. Cheap to clone and share across tasks: clones
+/// share one connection pool and credential.
+#[derive(Clone)]
 pub struct RemoteClient {
-    transport: Transport,
+    transport: Arc<Transport>,
 }
 
 impl std::fmt::Debug for RemoteClient {
@@ -67,18 +70,29 @@ impl RemoteClient {
             return Err(Error::invalid("the token must be visible ASCII"));
         }
         Ok(RemoteClient {
-            transport: Transport {
+            transport: Arc::new(Transport {
                 base,
                 token: token.map(Secret::new),
                 timeout: DEFAULT_REQUEST_TIMEOUT,
                 client: crate::grant::upstream_client(),
-            },
+            }),
         })
     }
 
-    /// Sets the bound on each whole exchange.
+    /// Sets the bound on each whole exchange (for this client and its later clones).
     pub fn with_timeout(mut self, timeout: Duration) -> RemoteClient {
-        self.transport.timeout = timeout;
+        match Arc::get_mut(&mut self.transport) {
+            Some(t) => t.timeout = timeout,
+            None => {
+                let t = &self.transport;
+                self.transport = Arc::new(Transport {
+                    base: t.base.clone(),
+                    token: t.token.as_ref().map(|s| Secret::new(s.expose().to_owned())),
+                    timeout,
+                    client: t.client.clone(),
+                });
+            }
+        }
         self
     }
 
@@ -118,7 +132,7 @@ impl RemoteClient {
     }
 
     /// Opens a session: one sandbox for many calls.
-    pub async fn open_session(&self, opts: SessionOptions) -> Result<RemoteSession<'_>> {
+    pub async fn open_session(&self, opts: SessionOptions) -> Result<RemoteSession> {
         let floor =
             Floor::parse(&opts.minimum_isolation).map_err(|e| Error::invalid(e.to_string()))?;
         if let Some(r) = &opts.software_rule {
@@ -136,7 +150,7 @@ impl RemoteClient {
         let body = self.transport.call("OpenSession", encode(&req)).await?;
         let open: OpenSessionResponse = decode(&body).map_err(malformed)?;
         let session = RemoteSession {
-            client: self,
+            client: self.clone(),
             id: Secret::new(open.session_id.clone()),
             chain: Chain::new(&open.session_id),
             floor,
@@ -216,11 +230,23 @@ fn merge_rules(a: Option<&SoftwareRule>, b: Option<&SoftwareRule>) -> Result<Opt
     }
 }
 
+/// A session call as it will be sent (see [`RemoteSession::prepare`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prepared(Request);
+
+impl Prepared {
+    /// The request as it will be sent.
+    pub fn request(&self) -> &Request {
+        &self.0
+    }
+}
+
 /// An open session on a remote daemon. Calls run one at a time; every record
 /// must continue the chain. After an unmarked error that does not advance the
-/// chain, the session sends nothing more but a close.
-pub struct RemoteSession<'a> {
-    client: &'a RemoteClient,
+/// chain, the session sends nothing more but a close. It holds a clone of its
+/// client, so it may outlive the value it was opened from.
+pub struct RemoteSession {
+    client: RemoteClient,
     id: Secret,
     chain: Chain,
     floor: Floor,
@@ -230,7 +256,7 @@ pub struct RemoteSession<'a> {
     broken: bool,
 }
 
-impl std::fmt::Debug for RemoteSession<'_> {
+impl std::fmt::Debug for RemoteSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RemoteSession")
             .field("session", &self.chain.fingerprint())
@@ -238,7 +264,7 @@ impl std::fmt::Debug for RemoteSession<'_> {
     }
 }
 
-impl RemoteSession<'_> {
+impl RemoteSession {
     /// The session fingerprint.
     pub fn fingerprint(&self) -> &str {
         self.chain.fingerprint()
@@ -255,14 +281,17 @@ impl RemoteSession<'_> {
     }
 
     /// Runs a snippet, project or cell in the session.
-    pub async fn run(&mut self, mut request: Request) -> Result<RunResponse> {
-        if self.broken {
-            return Err(Error::new(
-                ErrorCode::RecordMismatch,
-                "this session stopped after an unverifiable answer; close it",
-            )
-            .marked(Some(Refusal::Request)));
-        }
+    pub async fn run(&mut self, request: Request) -> Result<RunResponse> {
+        let prepared = self.prepare(request)?;
+        self.run_prepared(&prepared).await
+    }
+
+    /// Prepares a call as [`RemoteSession::run`] sends it: the floor raised to
+    /// the session's, the software rule intersected with the session's, and the
+    /// request checked locally. [`Prepared::request`] is the request whose
+    /// digest the call's record must carry.
+    pub fn prepare(&self, mut request: Request) -> Result<Prepared> {
+        self.check_usable()?;
         if matches!(request.payload, Payload::Module(_)) {
             return Err(Error::invalid("a session runs no module"));
         }
@@ -273,7 +302,25 @@ impl RemoteSession<'_> {
         request.envelope.software_rule =
             merge_rules(self.rule.as_ref(), request.envelope.software_rule.as_ref())?;
         check_locally(&mut request)?;
-        let mut wire = RunRequest::from_request(&request);
+        Ok(Prepared(request))
+    }
+
+    fn check_usable(&self) -> Result<()> {
+        if self.broken {
+            return Err(Error::new(
+                ErrorCode::RecordMismatch,
+                "this session stopped after an unverifiable answer; close it",
+            )
+            .marked(Some(Refusal::Request)));
+        }
+        Ok(())
+    }
+
+    /// Sends a prepared call and checks its answer against the chain.
+    pub async fn run_prepared(&mut self, prepared: &Prepared) -> Result<RunResponse> {
+        self.check_usable()?;
+        let request = &prepared.0;
+        let mut wire = RunRequest::from_request(request);
         wire.session_id = self.id.expose().to_owned();
         match self
             .client
@@ -292,7 +339,7 @@ impl RemoteSession<'_> {
                         "the session answer carries no run",
                     )
                 })?;
-                if let Err(e) = self.chain.check_call(&request, &run) {
+                if let Err(e) = self.chain.check_call(request, &run) {
                     self.broken = true;
                     return Err(e);
                 }
@@ -305,7 +352,7 @@ impl RemoteSession<'_> {
                 if let Some(rec) = e.unanswered().cloned() {
                     if self
                         .chain
-                        .check_unanswered(&request, &rec, &self.opened)
+                        .check_unanswered(request, &rec, &self.opened)
                         .is_err()
                     {
                         self.broken = true;

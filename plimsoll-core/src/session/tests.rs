@@ -524,3 +524,66 @@ impl WithFloor for Request {
         self
     }
 }
+
+/// The language surfaces' session path (`surface::Session`) over an embedded
+/// engine: the chain a binding sees verifies from the JSON it is handed, the
+/// session's rule is carried on every call, a second close is refused, and a
+/// call cancelled while another holds the session never runs.
+#[tokio::test]
+async fn the_surface_session_path_keeps_the_chain() {
+    use crate::surface::Runner;
+    use crate::wire::json::{decode, encode};
+    use crate::wire::{RunRequest, RunResponse};
+
+    let (e, _flags, gate) = engine(on()).await;
+    let runner = Runner::from_engine(e);
+    let rule = SoftwareRule {
+        mode: "exact".into(),
+        identities: vec!["memo:1".into()],
+    };
+    let s = runner
+        .open_session(crate::client::SessionOptions {
+            minimum_isolation: "container".into(),
+            software_rule: Some(rule.clone()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(s.isolation(), "container");
+    let mut chain = Chain::from_fingerprint(s.fingerprint().to_owned());
+    for req in [js("a"), cell("x = 1"), cell("x")] {
+        let a = s.run(req, CancellationToken::new()).await.unwrap();
+        assert_eq!(a.request.envelope.software_rule.as_ref(), Some(&rule));
+        // What a binding hands its caller, read back as a verifier would.
+        let wire_req: RunRequest = decode(&encode(&RunRequest::from_request(&a.request))).unwrap();
+        let wire_resp: RunResponse = decode(&encode(&a.response)).unwrap();
+        chain
+            .check_call(&wire_req.into_request().unwrap(), &wire_resp)
+            .unwrap();
+    }
+    // A call waiting for the session gives up when cancelled, and never runs.
+    let s2 = s.clone();
+    let blocked = tokio::spawn(async move { s2.run(js("block"), CancellationToken::new()).await });
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let e = s.run(js("never"), cancel).await.unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Cancelled);
+    gate.add_permits(1);
+    let a = blocked.await.unwrap().unwrap();
+    chain.check_call(&a.request, &a.response).unwrap();
+    let summary = s.close().await.unwrap();
+    chain
+        .check_close(&summary.session, summary.calls, &summary.last_record_sha256)
+        .unwrap();
+    assert_eq!(summary.calls, 4);
+    let again = s.close().await.unwrap_err();
+    assert_eq!(again.code(), ErrorCode::SessionEnded);
+    assert_eq!(
+        s.run(js("late"), CancellationToken::new())
+            .await
+            .unwrap_err()
+            .code(),
+        ErrorCode::SessionEnded
+    );
+}

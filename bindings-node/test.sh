@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds the Node binding and runs every check on it: the generated index.d.ts
+# and loader must match what is committed, a TypeScript consumer must compile
+# against them, and `node --test` (real wasm runs embedded and against a real
+# plimsolld, records and chains, every error code, AbortSignal).
+#
+#   bash bindings-node/test.sh
+#
+# Needs Node >= 20.17 with npm, the Rust toolchain and the wasm guest's
+# toolchain (scripts/install-wasm-toolchain.sh). npm is used for @napi-rs/cli,
+# typescript and @types/node (pinned by package-lock.json).
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$(cd .. && pwd)
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+step() { printf '\n== bindings-node: %s\n' "$*"; }
+
+step "npm ci"
+npm ci --no-audit --no-fund
+
+step "build the addon (napi build, dev profile)"
+npm run build
+
+step "generated index.d.ts and index.js are committed"
+git diff --exit-code -- index.d.ts index.js
+
+step "TypeScript consumer against index.d.ts"
+npm run typecheck
+
+step "plimsolld for the remote tests"
+export PLIMSOLLD=${PLIMSOLLD:-$CARGO_TARGET_DIR/debug/plimsolld}
+(cd "$ROOT" && cargo build -q -p plimsolld)
+
+step "node --test"
+node --test test/
