@@ -11,7 +11,9 @@
 #    runsc against the real dockerd and fail, never skip, without it);
 # 3. the C ABI: header drift, the C suite under valgrind and AddressSanitizer,
 #    the Go wrapper under the race detector;
-# 4. the interop suite: the published Python client against a real plimsolld on
+# 4. the Python and Node bindings' own suites (wasm and docker, embedded and
+#    remote, records, chains, every error class);
+# 5. a bounded admission load test; and the interop suite: the published Python client against a real plimsolld on
 #    the disabled, wasm and docker (runc, runsc) providers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +53,10 @@ bash tests/c/run.sh
 
 step "C ABI: Go wrapper under the race detector"
 bash tests/go/run.sh
+
+step "bindings: Python (PyO3) and Node (napi-rs)"
+bash bindings-python/test.sh
+bash bindings-node/test.sh
 
 step "admission: bounded loopback load with random disconnects (wasm, then docker)"
 cargo run -q -p plimsolld --example load -- 2000 32 10
