@@ -403,18 +403,38 @@ func TestWasmRateLimitSheds(t *testing.T) {
 	expectRefusal(t, c.Run, &Request{JavaScript: "1"}, ErrAtCapacity, RefusalCapacity)
 }
 
-// A session where the provider keeps them; a typed refusal where it does not.
-func TestSessions(t *testing.T) {
+// A typed refusal where the provider keeps no sessions (wasm).
+func TestSessionsRefusedOnWasm(t *testing.T) {
 	c := wasmEngine(t, nil)
 	d, err := c.Describe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	if d.SupportsSessions {
+		t.Fatalf("the wasm provider claims sessions")
+	}
+	if _, err := c.OpenSession(SessionOptions{}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("open on a provider without sessions: %v", err)
+	}
+}
+
+// A real session on docker (runc): calls chain, close summarises, a closed session refuses.
+func TestSessions(t *testing.T) {
+	c, err := NewEngine(map[string]string{
+		"SANDBOX_PROVIDER":     "docker",
+		"SANDBOX_MAX_SESSIONS": "2",
+		"SANDBOX_RATE_PER_MIN": "0",
+	})
+	if err != nil {
+		t.Fatalf("docker engine with sessions: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	d, err := c.Describe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !d.SupportsSessions {
-		if _, err := c.OpenSession(SessionOptions{}); !errors.Is(err, ErrUnsupported) {
-			t.Errorf("open on a provider without sessions: %v", err)
-		}
-		t.Skipf("the %s provider keeps no sessions; the session flow runs in plimsoll-core's ffi tests", d.Sandbox)
+		t.Fatalf("the docker provider with SANDBOX_MAX_SESSIONS=2 reports no sessions")
 	}
 	s, err := c.OpenSession(SessionOptions{MinimumIsolation: d.Isolation})
 	if err != nil {

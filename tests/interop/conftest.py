@@ -22,6 +22,7 @@ BINARY = pathlib.Path(os.environ.get("PLIMSOLLD", ROOT / "target" / "debug" / "p
 TOKEN_ALICE = "alice-" + "a" * 40
 TOKEN_BOB = "bob-" + "b" * 40
 TOKEN_STATIC = "static-" + "s" * 40
+TOKEN_CAROL = "carol-" + "c" * 40
 
 
 class Daemon:
@@ -88,6 +89,7 @@ def clients_file(tmp_path):
     entries = [
         {"id": "alice", "token_sha256": hashlib.sha256(TOKEN_ALICE.encode()).hexdigest(), "scopes": ["code:run"]},
         {"id": "bob", "token_sha256": hashlib.sha256(TOKEN_BOB.encode()).hexdigest(), "scopes": ["metrics:read"]},
+        {"id": "carol", "token_sha256": hashlib.sha256(TOKEN_CAROL.encode()).hexdigest(), "scopes": ["code:run"]},
     ]
     path = tmp_path / "clients.json"
     path.write_text(json.dumps({"clients": entries}))

@@ -37,7 +37,7 @@ enum State {
     Local(Local),
     /// Borrows the `RemoteClient` inside `PlimsollSession::shared`, which the
     /// handle keeps alive for at least as long (see the field order there).
-    Remote(RemoteSession<'static>),
+    Remote(RemoteSession),
     Closed,
 }
 
@@ -176,12 +176,7 @@ pub unsafe extern "C" fn plimsoll_client_open_session(
                     idle_timeout_ms: req.idle_timeout_ms,
                     languages: req.languages,
                 };
-                // SAFETY: `r` lives inside `*shared`, an `Arc` allocation that
-                // never moves and is not dropped while the session holds its
-                // clone; `PlimsollSession` drops `inner` (the borrow) before
-                // `shared`. The backend is only taken out in `Shared::drop`,
-                // which runs after the last `Arc` is gone.
-                let r: &'static crate::client::RemoteClient = unsafe { &*std::ptr::from_ref(r) };
+                // The session owns its own handle on the client.
                 let s = shared.block_on(r.open_session(opts))?;
                 PlimsollSession {
                     fingerprint: c_string(s.fingerprint()),
