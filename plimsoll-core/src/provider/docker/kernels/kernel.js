@@ -7,7 +7,15 @@ const fs = require('fs');
 const vm = require('vm');
 const util = require('util');
 const CAP = 65536;
-const send = (s) => { let b = Buffer.from(s); let o = 0; while (o < b.length) { o += fs.writeSync(1, b, o); } };
+// fd 1 is a pipe that node has made non-blocking: an answer larger than the
+// pipe's buffer meets EAGAIN while the host reads, so wait a moment and go on.
+const nap = new Int32Array(new SharedArrayBuffer(4));
+const send = (s) => {
+  const b = Buffer.from(s); let o = 0;
+  while (o < b.length) {
+    try { o += fs.writeSync(1, b, o); } catch (e) { if (e.code !== 'EAGAIN') throw e; Atomics.wait(nap, 0, 0, 2); }
+  }
+};
 let out = [], err = [], outN = 0, errN = 0, outT = false, errT = false;
 const cap = (which) => (chunk, enc, cb) => {
   const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk), typeof enc === 'string' ? enc : 'utf8');

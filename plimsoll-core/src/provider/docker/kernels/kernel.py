@@ -1,9 +1,11 @@
 # plimsoll's Python cell kernel: one request per line on the original stdin
 # ({"nonce", "code"} as JSON); one answer per cell on the original stdout,
 # "<nonce> <json>\n". Guest code sees /dev/null on fd 0 and per-cell capture
-# files on fds 1 and 2, so nothing it prints reaches the channel by accident,
-# and a line it forges lacks the host's fresh nonce.
-import ast, base64, json, os, sys, traceback
+# pipes on fds 1 and 2, so nothing it prints reaches the channel by accident,
+# and a line it forges lacks the host's fresh nonce. Each pipe is drained by a
+# thread that keeps the first CAP bytes and counts the rest: a flood never
+# blocks the cell, fills a disk or grows memory.
+import ast, base64, json, os, sys, threading, traceback
 CAP = 65536
 _cin = os.fdopen(os.dup(0), "rb")
 _cout = os.dup(1)
@@ -12,7 +14,17 @@ os.dup2(_null, 0)
 os.dup2(_null, 1)
 os.dup2(_null, 2)
 os.set_inheritable(_cout, False)
-os.write(_cout, ("READY %d\n" % os.getpid()).encode())
+def _send(b):
+    # The channel is a pipe the host drains as it reads: a large answer may
+    # go out in several writes (or meet EAGAIN if the pipe is non-blocking).
+    import time
+    while b:
+        try:
+            b = b[os.write(_cout, b):]
+        except BlockingIOError:
+            time.sleep(0.002)
+
+_send(("READY %d\n" % os.getpid()).encode())
 _g = {"__name__": "__main__", "__builtins__": __builtins__}
 
 def _line():
@@ -21,34 +33,43 @@ def _line():
         return None
     return b.rstrip(b"\n")
 
-def _tmp():
-    # An unlinked file in /tmp (O_TMPFILE is not everywhere, gVisor included).
-    path = "/tmp/.plimsoll-cell-" + os.urandom(8).hex()
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-    os.unlink(path)
-    return fd
+class _Capture:
+    def __init__(self):
+        self.r, self.w = os.pipe()
+        self.kept, self.seen = bytearray(), 0
+        self.t = threading.Thread(target=self._drain, daemon=True)
+        self.t.start()
 
-def _back(fd):
-    size = os.lseek(fd, 0, os.SEEK_END)
-    os.lseek(fd, 0, os.SEEK_SET)
-    data = b""
-    while len(data) < min(size, CAP):
-        chunk = os.read(fd, min(size, CAP) - len(data))
-        if not chunk:
-            break
-        data += chunk
-    os.close(fd)
-    return data, size > CAP
+    def _drain(self):
+        while True:
+            try:
+                chunk = os.read(self.r, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            room = CAP - len(self.kept)
+            if room > 0:
+                self.kept.extend(chunk[:room])
+            self.seen += len(chunk)
+        os.close(self.r)
+
+    def back(self):
+        # A process the cell left behind may hold the pipe open: take what
+        # arrived within a moment and leave the thread to drain the rest.
+        os.close(self.w)
+        self.t.join(0.5)
+        return bytes(self.kept[:CAP]), self.seen > CAP
 
 while True:
     raw = _line()
     if raw is None:
         break
     req = json.loads(raw)
-    out, err = _tmp(), _tmp()
+    out, err = _Capture(), _Capture()
     sys.stdout.flush(); sys.stderr.flush()
-    os.dup2(out, 1)
-    os.dup2(err, 2)
+    os.dup2(out.w, 1)
+    os.dup2(err.w, 2)
     code = 0
     try:
         tree = ast.parse(req["code"], "<cell>", "exec")
@@ -76,8 +97,8 @@ while True:
         pass
     os.dup2(_null, 1)
     os.dup2(_null, 2)
-    o, ot = _back(out)
-    e, et = _back(err)
+    o, ot = out.back()
+    e, et = err.back()
     ans = {"exit_code": code, "stdout": base64.b64encode(o).decode(), "stderr": base64.b64encode(e).decode(),
            "stdout_truncated": ot, "stderr_truncated": et}
-    os.write(_cout, (req["nonce"] + " " + json.dumps(ans) + "\n").encode())
+    _send((req["nonce"] + " " + json.dumps(ans) + "\n").encode())
