@@ -95,6 +95,14 @@ async fn serve(settings: Settings) -> Result<(), String> {
             engine.provider_name()
         ));
     }
+    // Reconcile what a previous instance left (it may have been killed)
+    // before listening, so /readyz never answers 200 over leftovers.
+    let reconciled = std::time::Instant::now();
+    reconcile_once(&engine).await;
+    tracing::info!(
+        elapsed_ms = reconciled.elapsed().as_millis() as u64,
+        "startup reconcile done"
+    );
     let listener = tokio::net::TcpListener::bind(settings.addr)
         .await
         .map_err(|e| format!("PLIMSOLL_ADDR: cannot listen on {}: {e}", settings.addr))?;
@@ -129,24 +137,14 @@ async fn serve(settings: Settings) -> Result<(), String> {
             }
         });
     }
-    // Reconcile leaked sandboxes at startup (a previous instance may have been
-    // killed) and every minute after.
+    // Reconcile leaked sandboxes every minute after the startup one.
     let reaper = engine.clone();
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+        let period = std::time::Duration::from_secs(60);
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         loop {
             tick.tick().await;
-            match tokio::time::timeout(
-                std::time::Duration::from_secs(30),
-                reaper.reconcile_orphans(),
-            )
-            .await
-            {
-                Ok(Ok(0)) => {}
-                Ok(Ok(n)) => tracing::info!(removed = n, "reconciled leaked sandboxes"),
-                Ok(Err(e)) => tracing::warn!(error = e.message(), "reconcile failed"),
-                Err(_) => tracing::warn!("reconcile timed out"),
-            }
+            reconcile_once(&reaper).await;
         }
     });
     tracing::info!(addr = %addr, "listening");
@@ -161,6 +159,21 @@ async fn serve(settings: Settings) -> Result<(), String> {
     engine.shutdown().await;
     tracing::info!("drained; sessions ended; exiting");
     Ok(())
+}
+
+/// One bounded reconcile pass, logged.
+async fn reconcile_once(engine: &Engine) {
+    match tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        engine.reconcile_orphans(),
+    )
+    .await
+    {
+        Ok(Ok(0)) => {}
+        Ok(Ok(n)) => tracing::info!(removed = n, "reconciled leaked sandboxes"),
+        Ok(Err(e)) => tracing::warn!(error = e.message(), "reconcile failed"),
+        Err(_) => tracing::warn!("reconcile timed out"),
+    }
 }
 
 async fn shutdown_signal() {
