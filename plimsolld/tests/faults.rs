@@ -472,3 +472,273 @@ fn dockerd_lost_mid_run() {
     assert_quick_ok("runsc after docker kill", runsc.run(QUICK));
     assert!(docker.plimsoll_containers().is_empty());
 }
+
+/// FT3: a client that drops its connection mid-run cancels the run: its
+/// container goes, and its admission slot is free for the next request.
+#[test]
+fn client_disconnect_cancels_run() {
+    let _serial = serial();
+    let docker = PrivateDocker::start(None);
+    let host = docker.host();
+    let mut env = docker_env(&host, "runc");
+    env.push(("SANDBOX_MAX_CONCURRENT", "1"));
+    let d = Daemon::start(&env);
+    let body = long_snippet(25);
+    let mut s = TcpStream::connect(&d.addr).unwrap();
+    let req = format!(
+        "POST /plimsoll.v1.SandboxService/Run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    await_running(&docker, 1);
+    let name = docker.plimsoll_containers();
+    assert_eq!(name.len(), 1, "{name:?}");
+    std::thread::sleep(Duration::from_secs(1));
+    let dropped = Instant::now();
+    drop(s);
+    // With one slot, the next run is admitted only if the dropped run let go.
+    std::thread::sleep(Duration::from_millis(200));
+    let (status, v) = d.run(QUICK);
+    eprintln!(
+        "FT3: the next run was answered {:?} after the disconnect: {status}",
+        dropped.elapsed()
+    );
+    assert_quick_ok("the run after a disconnect (one slot)", (status, v));
+    let t = Instant::now();
+    while docker.plimsoll_containers().contains(&name[0]) {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the dropped run's container is still there"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    eprintln!(
+        "FT3: the dropped run's container was gone {:?} after the disconnect",
+        dropped.elapsed()
+    );
+    assert!(dropped.elapsed() < Duration::from_secs(6));
+    assert!(docker.plimsoll_containers().is_empty());
+}
+
+/// Opens a session; returns its ID.
+fn open_session(d: &Daemon) -> String {
+    let (s, v) = d.rpc("OpenSession", r#"{"protocol":4}"#);
+    assert_eq!(s, 200, "OpenSession: {v}");
+    let id = v["sessionId"].as_str().unwrap().to_owned();
+    let (s, v) = d.rpc(
+        "SessionRun",
+        &format!(
+            r#"{{"protocol":4,"sessionId":"{id}","javascript":{{"code":"console.log(6*7)"}}}}"#
+        ),
+    );
+    assert_eq!(s, 200, "SessionRun: {v}");
+    id
+}
+
+fn running_count(d: &PrivateDocker) -> usize {
+    let out = d
+        .cli()
+        .args(["ps", "-q", "--filter", "label=io.plimsoll.role"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().count()
+}
+
+/// FT4: SIGTERM with a run and a session in flight: the run is answered,
+/// the session closed, the daemon exits 0, and nothing is left.
+#[test]
+fn sigterm_drains_runs_and_closes_sessions() {
+    let _serial = serial();
+    let docker = PrivateDocker::start(None);
+    let host = docker.host();
+    let tmp = docker.dir.join("daemon-tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp_s = tmp.display().to_string();
+    let mut env = docker_env(&host, "runc");
+    env.extend([("SANDBOX_MAX_SESSIONS", "2"), ("TMPDIR", tmp_s.as_str())]);
+    let mut d = Daemon::start(&env);
+    let _session = open_session(&d);
+    let before = running_count(&docker);
+    let run = in_flight(
+        &d,
+        r#"{"protocol":4,"timeoutMs":30000,"javascript":{"code":"setTimeout(()=>console.log('drained'),4000)"}}"#.into(),
+    );
+    await_running(&docker, before + 1);
+    let term = Instant::now();
+    d.signal("-TERM");
+    std::thread::sleep(Duration::from_millis(200));
+    let ready = d.readyz();
+    assert!(
+        ready == 0 || ready == 503,
+        "/readyz answered {ready} while draining"
+    );
+    let (s, v, answered) = run.join().unwrap();
+    eprintln!(
+        "FT4: the in-flight run was answered {:?} after SIGTERM",
+        answered.duration_since(term)
+    );
+    assert_eq!(s, 200, "{v}");
+    assert!(
+        v.to_string().contains("ZHJhaW5lZA"),
+        "stdout 'drained': {v}"
+    );
+    let (status, took) = d.wait_exit(Duration::from_secs(60));
+    eprintln!("FT4: plimsolld exited {status} {took:?} after the run was answered");
+    assert!(status.success(), "{status}\n{}", d.logs());
+    let left = docker.plimsoll_containers();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let stray: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().collect();
+    assert!(stray.is_empty(), "left in TMPDIR: {stray:?}");
+    assert!(d.logs().contains("sessions ended"), "{}", d.logs());
+}
+
+/// FT5: SIGKILL with a run and a session alive, then a restart: the new
+/// daemon removes the leftovers before /readyz first answers 200.
+#[test]
+fn sigkill_restart_reconciles_before_ready() {
+    let _serial = serial();
+    let docker = PrivateDocker::start(None);
+    let host = docker.host();
+    let mut env = docker_env(&host, "runc");
+    env.extend([
+        ("SANDBOX_MAX_SESSIONS", "2"),
+        ("PLIMSOLL_INSTANCE", "plimsoll:faults-ft5"),
+    ]);
+    let mut d = Daemon::start(&env);
+    let _session = open_session(&d);
+    let before = running_count(&docker);
+    let run = in_flight(&d, long_snippet(25));
+    await_running(&docker, before + 1);
+    let orphans = docker.plimsoll_containers();
+    d.signal("-KILL");
+    d.wait_exit(Duration::from_secs(10));
+    let (s, _, _) = run.join().unwrap();
+    assert_eq!(s, 0, "the killed daemon's run has no answer");
+    let still: Vec<_> = docker
+        .plimsoll_containers()
+        .into_iter()
+        .filter(|n| orphans.contains(n))
+        .collect();
+    assert!(
+        still.len() >= 2,
+        "the run's and session's containers outlive the daemon: {still:?}"
+    );
+    let t = Instant::now();
+    let d2 = Daemon::start(&env);
+    let listening = t.elapsed();
+    d2.await_readyz(200, Duration::from_secs(30));
+    let ready = t.elapsed();
+    let left: Vec<_> = docker
+        .plimsoll_containers()
+        .into_iter()
+        .filter(|n| orphans.contains(n))
+        .collect();
+    eprintln!(
+        "FT5: {} leftovers; restarted daemon listening after {listening:?}, ready after {ready:?}; left at ready: {left:?}",
+        still.len()
+    );
+    assert!(left.is_empty(), "left at ready: {left:?}\n{}", d2.logs());
+    assert!(ready < Duration::from_secs(30));
+    let logs = d2.logs();
+    let reconciled = logs.find("reconciled leaked sandboxes").unwrap();
+    let listening_at = logs.find("\"listening\"").unwrap();
+    assert!(reconciled < listening_at, "reconcile runs before listening");
+    assert_quick_ok("a run after the restart", d2.run(QUICK));
+}
+
+/// FT7: the docker data root fills up: runs fail fast with an infrastructure
+/// error (no retries), the daemon stays up, and runs work once space is back.
+#[test]
+fn docker_disk_full() {
+    let _serial = serial();
+    let docker = PrivateDocker::start(Some(900));
+    let host = docker.host();
+    let d = Daemon::start(&docker_env(&host, "runc"));
+    assert_quick_ok("before the disk fills", d.run(QUICK));
+    let filler = docker.fill_data_root();
+    let body = format!(r#"{{"protocol":4,"javascript":{{"code":"console.error('{MARKER}')"}}}}"#);
+    for i in 0..3 {
+        let t = Instant::now();
+        let (s, v) = d.run(&body);
+        eprintln!(
+            "FT7: run {i} on a full disk answered in {:?}: {v}",
+            t.elapsed()
+        );
+        assert_infrastructure(&format!("full-disk run {i}"), s, &v);
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "a full-disk run took {:?}",
+            t.elapsed()
+        );
+    }
+    let (h, _) = http(&d.addr, "GET", "/healthz", "", Duration::from_secs(5));
+    assert_eq!(h, 200, "the daemon stays up");
+    eprintln!("FT7: /readyz on a full disk: {}", d.readyz());
+    std::fs::remove_file(filler).unwrap();
+    let freed = Instant::now();
+    loop {
+        let (s, v) = d.run(QUICK);
+        if s == 200 {
+            assert_quick_ok("after freeing space", (s, v));
+            break;
+        }
+        assert!(
+            freed.elapsed() < Duration::from_secs(15),
+            "no recovery: {v}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    eprintln!(
+        "FT7: runs work again {:?} after space was freed",
+        freed.elapsed()
+    );
+    let errors = d.logs().matches("creating container").count();
+    assert!(
+        errors <= 6,
+        "a retry storm: {errors} create failures logged"
+    );
+}
+
+/// An image removed under a running daemon: a clear infrastructure error
+/// naming the image, readiness 503; the same image loaded again (same ID)
+/// brings it back.
+#[test]
+fn image_removed_under_daemon() {
+    let _serial = serial();
+    let docker = PrivateDocker::start(None);
+    let host = docker.host();
+    let d = Daemon::start(&docker_env(&host, "runc"));
+    assert_quick_ok("before the removal", d.run(QUICK));
+    let id = docker.image_id("plimsoll/snippet:latest").unwrap();
+    assert!(
+        docker
+            .cli()
+            .args(["image", "rm", "-f", "plimsoll/snippet:latest"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let t = Instant::now();
+    let (s, v) = d.run(QUICK);
+    eprintln!(
+        "FT-image: a run after the removal answered in {:?}: {v}",
+        t.elapsed()
+    );
+    assert_infrastructure("a run without its image", s, &v);
+    let m = v["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    assert!(m.contains("image"), "the reason names the image: {v}");
+    let not_ready = d.await_readyz(503, Duration::from_secs(10));
+    eprintln!("FT-image: /readyz 503 {not_ready:?} after the run");
+    docker.load_images();
+    assert_eq!(docker.image_id("plimsoll/snippet:latest").unwrap(), id);
+    let loaded = Instant::now();
+    d.await_readyz(200, Duration::from_secs(15));
+    eprintln!(
+        "FT-image: /readyz 200 {:?} after the reload",
+        loaded.elapsed()
+    );
+    assert_quick_ok("after the reload", d.run(QUICK));
+}

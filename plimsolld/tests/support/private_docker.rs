@@ -283,7 +283,7 @@ impl PrivateDocker {
         run_ok(
             Command::new("fallocate")
                 .arg("-l")
-                .arg(avail.to_string())
+                .arg(avail.saturating_sub(32 << 20).to_string())
                 .arg(&filler),
         );
         // Whatever fallocate's rounding left: write until the disk refuses.
