@@ -35,9 +35,11 @@ fn main() -> ExitCode {
             print!("{}", settings::help());
             return ExitCode::SUCCESS;
         }
+        ["--check"] => return check(false),
+        ["--check", "--json"] | ["--json", "--check"] => return check(true),
         _ => {
             eprintln!(
-                "plimsolld takes no arguments but -h; it is configured by environment variables (see plimsolld -h)"
+                "plimsolld takes no arguments but -h and --check [--json]; it is configured by environment variables (see plimsolld -h)"
             );
             return ExitCode::from(2);
         }
@@ -68,6 +70,48 @@ fn main() -> ExitCode {
             eprintln!("plimsolld: {message}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `plimsolld --check [--json]`: the doctor's report on this host for the
+/// configured provider, without serving. Exit 0 when that provider would
+/// serve, 1 otherwise (or when the configuration itself is refused).
+fn check(json: bool) -> ExitCode {
+    let get = |name: &str| std::env::var(name).ok();
+    let config = match plimsoll_core::config::Config::from_env(&Env::new(&get)) {
+        Ok(c) => c,
+        Err(e) => {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"ready": false, "error": e.to_string(), "checks": []})
+                );
+            } else {
+                println!("fail  config  {e}");
+            }
+            return ExitCode::FAILURE;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("plimsolld: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let report = runtime.block_on(plimsoll_core::doctor::check(&config));
+    if json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.to_text());
+    }
+    if report.ready() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 

@@ -16,6 +16,7 @@
 
 mod archive;
 mod container;
+pub(crate) mod doctor;
 mod endpoint;
 mod exec;
 mod images;
