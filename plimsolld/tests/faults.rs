@@ -742,3 +742,143 @@ fn image_removed_under_daemon() {
     );
     assert_quick_ok("after the reload", d.run(QUICK));
 }
+
+const UPSTREAM_SECRET: &str = "upstream-credential-ft10-0123456789abcdef";
+
+/// A loopback API that misbehaves: `/v1/items/slow` answers after 40 s,
+/// `/v1/items/fail` is a 500 echoing the request's headers (the credential
+/// included), `/v1/items/busy` a 429. Returns its base URL.
+fn bad_upstream() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { break };
+            std::thread::spawn(move || {
+                let mut buf = vec![0u8; 8192];
+                let mut head = Vec::new();
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let (status, body) = if head.starts_with("GET /v1/items/slow") {
+                    std::thread::sleep(Duration::from_secs(40));
+                    ("200 OK", "late".to_owned())
+                } else if head.starts_with("GET /v1/items/fail") {
+                    (
+                        "500 Internal Server Error",
+                        format!("upstream broke; you sent: {head}"),
+                    )
+                } else {
+                    ("429 Too Many Requests", "slow down".to_owned())
+                };
+                let _ = s.write_all(
+                    format!(
+                        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nRetry-After: 30\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                    .as_bytes(),
+                );
+            });
+        }
+    });
+    base
+}
+
+/// FT10: a slow (past the per-call timeout), failing (500) and throttling
+/// (429) broker upstream: the guest sees clean HTTP errors, the run ends
+/// within its deadline, and the credential appears nowhere.
+#[test]
+fn broker_upstream_faults() {
+    let _serial = serial();
+    let base = bad_upstream();
+    let dir = tempfile::tempdir().unwrap();
+    let grants = dir.path().join("grants.json");
+    std::fs::write(
+        &grants,
+        format!(
+            r#"{{"profiles":{{"items":{{"base_url":"{base}","allow":["GET /v1/items/*"],"allowed_callers":["*"],"max_calls":10,"token":{{"type":"static","env":"FT10_TOKEN"}}}}}}}}"#
+        ),
+    )
+    .unwrap();
+    let grants_s = grants.display().to_string();
+    let d = Daemon::start(&[
+        ("SANDBOX_PROVIDER", "wasm"),
+        ("PLIMSOLL_GRANTS_FILE", grants_s.as_str()),
+        ("FT10_TOKEN", UPSTREAM_SECRET),
+        ("PLIMSOLL_LOG", "debug"),
+    ]);
+    let code = "for (const p of ['fail','busy','slow']) { const a = host.get('/v1/items/' + p); console.log(p, a.status, a.body); } console.log('done')";
+    let body = serde_json::json!({
+        "protocol": 4,
+        "timeoutMs": 4000,
+        "javascript": {"code": code, "grantProfile": "items"},
+    })
+    .to_string();
+    let t = Instant::now();
+    let (s, v) = d.run(&body);
+    let took = t.elapsed();
+    assert_eq!(s, 200, "{v}");
+    let j = &v["javascript"];
+    let decode = |k: &str| {
+        use std::io::Read as _;
+        let b64 = j[k].as_str().unwrap_or_default();
+        let mut out = Vec::new();
+        let mut dec = base64_reader(b64);
+        dec.read_to_end(&mut out).unwrap();
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    let stdout = decode("stdout");
+    let stderr = decode("stderr");
+    eprintln!("FT10: the run ended in {took:?}: {stdout}");
+    assert!(stdout.contains("fail 500"), "{stdout}");
+    assert!(stdout.contains("busy 429"), "{stdout}");
+    assert!(stdout.contains("slow 504"), "{stdout}");
+    assert!(
+        stdout.contains("done"),
+        "the guest went on after the errors: {stdout}"
+    );
+    assert!(j["timedOut"].as_bool() != Some(true), "{v}");
+    assert!(
+        took < Duration::from_millis(4500),
+        "past the 4 s deadline: {took:?}"
+    );
+    for (what, text) in [
+        ("stdout", stdout.as_str()),
+        ("stderr", stderr.as_str()),
+        ("answer", &v.to_string()),
+        ("logs", &d.logs()),
+    ] {
+        assert!(
+            !text.contains(UPSTREAM_SECRET),
+            "the credential is in the {what}"
+        );
+    }
+}
+
+/// A minimal standard base64 decoder (the test crate has no base64 dependency).
+fn base64_reader(s: &str) -> std::io::Cursor<Vec<u8>> {
+    let val = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' | b'-' => Some(62),
+        b'/' | b'_' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in s.bytes().filter_map(val) {
+        acc = (acc << 6) | u32::from(c);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    std::io::Cursor::new(out)
+}
