@@ -366,6 +366,13 @@ fn dockerd_lost_mid_run() {
             eprintln!("FT1 round {round} ({signal}): in-flight run {i} ended after {took:?}: {v}");
             assert_infrastructure(&format!("round {round} run {i}"), s, &v);
             assert!(
+                v["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("docker daemon"),
+                "round {round} run {i}: the reason names the docker daemon: {v}"
+            );
+            assert!(
                 took < Duration::from_secs(10),
                 "run {i} took {took:?} to fail"
             );

@@ -386,6 +386,33 @@ impl DockerProvider {
         });
     }
 
+    /// An infrastructure error from a docker call, reworded when docker no
+    /// longer answers: the reason then says the daemon went away, ahead of
+    /// the transport's own words. Anything else passes unchanged.
+    async fn explain<T>(&self, r: Result<T>) -> Result<T> {
+        let Err(e) = r else { return r };
+        if e.code() != crate::error::ErrorCode::Infrastructure
+            || e.message().starts_with("the docker daemon")
+        {
+            return Err(e);
+        }
+        let answers = match self.inner.client().await {
+            Ok(d) => matches!(
+                tokio::time::timeout(Duration::from_secs(2), d.ping()).await,
+                Ok(Ok(_))
+            ),
+            Err(_) => false,
+        };
+        if answers {
+            return Err(e);
+        }
+        Err(Error::infrastructure(format!(
+            "the docker daemon at {} stopped answering during the run ({})",
+            self.inner.socket.display(),
+            e.message()
+        )))
+    }
+
     /// How many of this provider's containers are in flight.
     pub fn live_containers(&self) -> usize {
         self.inner.live.len()
@@ -501,14 +528,16 @@ impl Provider for DockerProvider {
         let admitted = self.inner.admit().await;
         self.reconcile_if_recovered();
         admitted?;
-        snippet::run(&self.inner, job, ctx).await
+        self.explain(snippet::run(&self.inner, job, ctx).await)
+            .await
     }
 
     async fn run_project(&self, job: &ProjectRun, ctx: &RunContext) -> Result<ProjectResult> {
         let admitted = self.inner.admit().await;
         self.reconcile_if_recovered();
         admitted?;
-        project::run(&self.inner, job, ctx).await
+        self.explain(project::run(&self.inner, job, ctx).await)
+            .await
     }
 
     async fn open_session(
