@@ -178,6 +178,8 @@ impl PrivateDocker {
                 .arg("--config-file")
                 .arg(d.join("daemon.json"))
                 .args([
+                    // Debug logs name every API call (see `api_calls`).
+                    "--debug",
                     "--bridge=none",
                     "--iptables=false",
                     "--ip-masq=false",
@@ -242,6 +244,15 @@ impl PrivateDocker {
             "docker load into the private daemon failed: {}",
             String::from_utf8_lossy(&load.stderr)
         );
+    }
+
+    /// How many API calls dockerd has logged whose method and path contain
+    /// `method` and `path` (`Calling POST /v1.41/containers/create?…`).
+    pub fn api_calls(&self, method: &str, path: &str) -> usize {
+        let log = std::fs::read_to_string(self.dir.join("dockerd.log")).unwrap_or_default();
+        log.lines()
+            .filter(|l| l.contains(&format!("Calling {method} ")) && l.contains(path))
+            .count()
     }
 
     /// Names of containers carrying plimsoll's instance label (any state).
