@@ -5,6 +5,8 @@
 #
 # Stages (each timed):
 #   packages  apt-get install, only if missing: docker.io runsc busybox-static
+#             valgrind golang-go, and for the fault tests (plimsolld/tests/faults.rs)
+#             containerd e2fsprogs mount util-linux
 #             (+ python3-venv if `python3 -m venv` cannot work)
 #   config    /etc/docker/daemon.json registering the gVisor runtime "runsc"
 #   dockerd   start dockerd (no systemd here) or restart it if the config changed
@@ -72,7 +74,9 @@ apt_run() {
 }
 
 stage_packages() {
-  local want=(docker.io runsc busybox-static valgrind golang-go) missing=() p
+  # containerd, e2fsprogs (mkfs.ext4), mount (losetup/mount -o loop) and
+  # util-linux (fallocate): the fault tests' private dockerd and its small disk.
+  local want=(docker.io runsc busybox-static valgrind golang-go containerd e2fsprogs mount util-linux) missing=() p
   command -v python3 >/dev/null || want+=(python3)
   if ! venv_ok && command -v python3 >/dev/null && ! python_can_venv; then
     log "python3 -m venv does not work: adding python3-venv"
@@ -96,6 +100,8 @@ stage_packages() {
   fi
   command -v dockerd >/dev/null || die "dockerd not found after installing docker.io"
   command -v runsc >/dev/null || die "runsc not found after installing runsc"
+  command -v containerd >/dev/null || die "containerd not found after installing containerd"
+  command -v mkfs.ext4 >/dev/null || [ -x /sbin/mkfs.ext4 ] || die "mkfs.ext4 not found after installing e2fsprogs"
   [ -x /bin/busybox ] || die "/bin/busybox missing after installing busybox-static"
 }
 

@@ -14,6 +14,7 @@
 pub mod admission;
 pub mod client;
 pub mod config;
+pub mod doctor;
 pub mod engine;
 pub mod error;
 #[cfg(feature = "capi")]

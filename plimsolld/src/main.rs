@@ -35,9 +35,11 @@ fn main() -> ExitCode {
             print!("{}", settings::help());
             return ExitCode::SUCCESS;
         }
+        ["--check"] => return check(false),
+        ["--check", "--json"] | ["--json", "--check"] => return check(true),
         _ => {
             eprintln!(
-                "plimsolld takes no arguments but -h; it is configured by environment variables (see plimsolld -h)"
+                "plimsolld takes no arguments but -h and --check [--json]; it is configured by environment variables (see plimsolld -h)"
             );
             return ExitCode::from(2);
         }
@@ -71,6 +73,48 @@ fn main() -> ExitCode {
     }
 }
 
+/// `plimsolld --check [--json]`: the doctor's report on this host for the
+/// configured provider, without serving. Exit 0 when that provider would
+/// serve, 1 otherwise (or when the configuration itself is refused).
+fn check(json: bool) -> ExitCode {
+    let get = |name: &str| std::env::var(name).ok();
+    let config = match plimsoll_core::config::Config::from_env(&Env::new(&get)) {
+        Ok(c) => c,
+        Err(e) => {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"ready": false, "error": e.to_string(), "checks": []})
+                );
+            } else {
+                println!("fail  config  {e}");
+            }
+            return ExitCode::FAILURE;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("plimsolld: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let report = runtime.block_on(plimsoll_core::doctor::check(&config));
+    if json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.to_text());
+    }
+    if report.ready() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 fn init_logging(s: &Settings) {
     let filter =
         tracing_subscriber::EnvFilter::try_new(&s.log_filter).unwrap_or_else(|_| "info".into());
@@ -95,6 +139,14 @@ async fn serve(settings: Settings) -> Result<(), String> {
             engine.provider_name()
         ));
     }
+    // Reconcile what a previous instance left (it may have been killed)
+    // before listening, so /readyz never answers 200 over leftovers.
+    let reconciled = std::time::Instant::now();
+    reconcile_once(&engine).await;
+    tracing::info!(
+        elapsed_ms = reconciled.elapsed().as_millis() as u64,
+        "startup reconcile done"
+    );
     let listener = tokio::net::TcpListener::bind(settings.addr)
         .await
         .map_err(|e| format!("PLIMSOLL_ADDR: cannot listen on {}: {e}", settings.addr))?;
@@ -129,24 +181,14 @@ async fn serve(settings: Settings) -> Result<(), String> {
             }
         });
     }
-    // Reconcile leaked sandboxes at startup (a previous instance may have been
-    // killed) and every minute after.
+    // Reconcile leaked sandboxes every minute after the startup one.
     let reaper = engine.clone();
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+        let period = std::time::Duration::from_secs(60);
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         loop {
             tick.tick().await;
-            match tokio::time::timeout(
-                std::time::Duration::from_secs(30),
-                reaper.reconcile_orphans(),
-            )
-            .await
-            {
-                Ok(Ok(0)) => {}
-                Ok(Ok(n)) => tracing::info!(removed = n, "reconciled leaked sandboxes"),
-                Ok(Err(e)) => tracing::warn!(error = e.message(), "reconcile failed"),
-                Err(_) => tracing::warn!("reconcile timed out"),
-            }
+            reconcile_once(&reaper).await;
         }
     });
     tracing::info!(addr = %addr, "listening");
@@ -161,6 +203,21 @@ async fn serve(settings: Settings) -> Result<(), String> {
     engine.shutdown().await;
     tracing::info!("drained; sessions ended; exiting");
     Ok(())
+}
+
+/// One bounded reconcile pass, logged.
+async fn reconcile_once(engine: &Engine) {
+    match tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        engine.reconcile_orphans(),
+    )
+    .await
+    {
+        Ok(Ok(0)) => {}
+        Ok(Ok(n)) => tracing::info!(removed = n, "reconciled leaked sandboxes"),
+        Ok(Err(e)) => tracing::warn!(error = e.message(), "reconcile failed"),
+        Err(_) => tracing::warn!("reconcile timed out"),
+    }
 }
 
 async fn shutdown_signal() {

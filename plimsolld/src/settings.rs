@@ -119,7 +119,11 @@ pub fn help() -> String {
     let mut s = String::from(
         "plimsolld: serves plimsoll on the plimsoll.v1 Connect wire.\n\n\
          Usage: plimsolld            (configured only by environment variables)\n\
-         \x20      plimsolld -h         (this text)\n\n\
+         \x20      plimsolld -h         (this text)\n\
+         \x20      plimsolld --check [--json]\n\
+         \x20                           (the doctor: checks this host for each provider without\n\
+         \x20                           serving; one ok/warn/fail line per check; exit 0 when\n\
+         \x20                           SANDBOX_PROVIDER would serve, 1 otherwise)\n\n\
          Endpoints: POST /plimsoll.v1.SandboxService/{Describe,Run,OpenSession,SessionRun,CloseSession},\n\
          GET /healthz, GET /readyz.\n\n\
          A tier is configuration plus startup proof, never attestation.\n\nVariables:\n",

@@ -441,3 +441,69 @@ fn sigterm_lets_an_in_flight_run_finish() {
     );
     assert_eq!(d.child.wait().unwrap().code(), Some(0));
 }
+
+/// `plimsolld --check` on this host: the docker provider passes; a missing
+/// docker socket fails with the reason; the wasm provider passes.
+#[test]
+fn check_reports_the_host() {
+    let out = command(&[("SANDBOX_PROVIDER", "docker")])
+        .args(["--check", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{v:#}");
+    assert_eq!(
+        (v["provider"].as_str(), v["ready"].as_bool()),
+        (Some("docker"), Some(true))
+    );
+    let checks = v["checks"].as_array().unwrap();
+    for name in [
+        "daemon",
+        "runtime runc",
+        "runtime runsc",
+        "snippet image",
+        "startup proof",
+    ] {
+        let c = checks
+            .iter()
+            .find(|c| c["check"] == name)
+            .unwrap_or_else(|| panic!("no {name}: {v:#}"));
+        assert_ne!(c["level"], "fail", "{c}");
+    }
+    assert!(
+        checks
+            .iter()
+            .all(|c| ["ok", "warn", "fail"].contains(&c["level"].as_str().unwrap()))
+    );
+
+    let out = command(&[
+        ("SANDBOX_PROVIDER", "docker"),
+        (
+            "DOCKER_HOST",
+            "unix:///nonexistent/plimsoll-check/docker.sock",
+        ),
+    ])
+    .arg("--check")
+    .output()
+    .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let line = text.lines().find(|l| l.starts_with("fail")).unwrap();
+    assert!(
+        line.contains("daemon") && line.contains("/nonexistent/plimsoll-check/docker.sock"),
+        "{line}"
+    );
+    assert!(text.contains("not ready"), "{text}");
+
+    let out = command(&[("SANDBOX_PROVIDER", "wasm")])
+        .arg("--check")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("ok") && l.contains("wasm") && l.contains("startup proof")),
+        "{text}"
+    );
+}

@@ -31,6 +31,21 @@ pub const MAX_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
 pub const MAX_IN_FLIGHT: usize = 16;
 /// The longest one upstream call may take.
 pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
+/// The part of the run's remaining time a call leaves to the guest (up to
+/// [`CALL_MARGIN_MAX`]): a call cut by its timeout answers the guest 504
+/// while the guest still has time to handle it, rather than running the
+/// guest into its own deadline.
+pub const CALL_MARGIN_FRACTION: u32 = 4;
+/// The most a call leaves to the guest: 1 s.
+pub const CALL_MARGIN_MAX: Duration = Duration::from_secs(1);
+
+/// One call's timeout when the run has `left`: what is left minus the
+/// guest's margin (a quarter of it, at most 1 s), never above
+/// [`UPSTREAM_TIMEOUT`].
+pub fn call_timeout(left: Duration) -> Duration {
+    let margin = (left / CALL_MARGIN_FRACTION).min(CALL_MARGIN_MAX);
+    left.saturating_sub(margin).min(UPSTREAM_TIMEOUT)
+}
 
 use super::Upstream;
 
@@ -202,10 +217,7 @@ impl Broker {
             self.note(|s| s.denied += 1);
             return GuestAnswer::refusal(429, "too many calls in flight");
         };
-        let left = self
-            .deadline
-            .saturating_duration_since(Instant::now())
-            .min(UPSTREAM_TIMEOUT);
+        let left = call_timeout(self.deadline.saturating_duration_since(Instant::now()));
         let answer = match tokio::time::timeout(left, self.send(&call)).await {
             Ok(Ok(a)) => {
                 self.note(|s| s.sent += 1);
@@ -292,7 +304,17 @@ fn scrub(body: &[u8], secret: &[u8]) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::scrub;
+    use super::{UPSTREAM_TIMEOUT, call_timeout, scrub};
+    use std::time::Duration;
+
+    #[test]
+    fn a_call_leaves_the_guest_time() {
+        let ms = Duration::from_millis;
+        assert_eq!(call_timeout(ms(5000)), ms(4000));
+        assert_eq!(call_timeout(ms(2000)), ms(1500));
+        assert_eq!(call_timeout(ms(0)), ms(0));
+        assert_eq!(call_timeout(Duration::from_secs(600)), UPSTREAM_TIMEOUT);
+    }
 
     #[test]
     fn echoed_credentials_are_scrubbed() {

@@ -16,6 +16,7 @@
 
 mod archive;
 mod container;
+pub(crate) mod doctor;
 mod endpoint;
 mod exec;
 mod images;
@@ -95,6 +96,8 @@ pub(crate) struct Inner {
     session_disk_mb: u32,
     /// Sessions are on (`SANDBOX_MAX_SESSIONS > 0`): the startup proof opens one.
     sessions_on: bool,
+    /// Set when a preflight passes after a failed one (docker came back).
+    recovered: std::sync::atomic::AtomicBool,
 }
 
 impl Inner {
@@ -140,6 +143,9 @@ impl Inner {
                 if s.running == Some(true) {
                     return Ok(None);
                 }
+                if let Some(e) = self.ended_by_docker(name).await {
+                    return Err(e);
+                }
                 Ok(Some(format!(
                     "the sandbox stopped (exit code {}{})",
                     s.exit_code.unwrap_or(-1),
@@ -154,6 +160,54 @@ impl Inner {
                 status_code: 404, ..
             }) => Ok(Some("the sandbox's container is gone".into())),
             Err(e) => Err(Error::infrastructure(format!("inspecting {name}: {e}"))),
+        }
+    }
+
+    /// `Some(error)` when the docker daemon itself, not the guest, ended the
+    /// container `name`: docker logged a kill it sent (a daemon stop, or a
+    /// restart that found the container running with live-restore off), or
+    /// docker stopped answering while asked. Such an end is an infrastructure
+    /// error, never the run's exit. Only call it for a container this run did
+    /// not kill itself (a deadline or a cancel also logs a kill). `None` when
+    /// docker answered and logged no kill, or did not answer within a moment.
+    pub(crate) async fn ended_by_docker(&self, name: &str) -> Option<Error> {
+        let docker = match self.client().await {
+            Ok(d) => d,
+            Err(e) => return Some(e),
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        // Names are unique per run, so a wide window finds only this run's.
+        let since = now.saturating_sub(24 * 3600).to_string();
+        let until = (now + 1).to_string();
+        let filters =
+            std::collections::HashMap::from([("container", vec![name]), ("event", vec!["kill"])]);
+        let opts = bollard::query_parameters::EventsOptionsBuilder::new()
+            .since(&since)
+            .until(&until)
+            .filters(&filters)
+            .build();
+        let mut events = docker.events(Some(opts));
+        use futures_util::StreamExt;
+        match tokio::time::timeout(Duration::from_secs(3), events.next()).await {
+            Ok(Some(Ok(ev))) => {
+                let signal = ev
+                    .actor
+                    .and_then(|a| a.attributes)
+                    .and_then(|a| a.get("signal").cloned())
+                    .unwrap_or_else(|| "?".into());
+                Some(Error::infrastructure(format!(
+                    "the docker daemon killed the run's container (signal {signal}) while the \
+                     run was in flight (docker stopped or restarted, or a kill from docker's \
+                     side); the run did not finish"
+                )))
+            }
+            Ok(Some(Err(e))) => Some(Error::infrastructure(format!(
+                "the docker daemon went away while the run was in flight: {e}"
+            ))),
+            Ok(None) | Err(_) => None,
         }
     }
 
@@ -186,7 +240,8 @@ impl Inner {
         }
     }
 
-    /// The preflight, reused for [`PREFLIGHT_CACHE`].
+    /// The preflight, reused for [`PREFLIGHT_CACHE`]. A pass right after a
+    /// failure marks docker as just recovered (see [`Inner::take_recovered`]).
     async fn preflight_cached(&self) -> Result<()> {
         let mut cache = self.preflight.lock().await;
         if let Some((at, r)) = cache.as_ref()
@@ -195,8 +250,19 @@ impl Inner {
             return r.clone();
         }
         let r = self.preflight_now().await;
+        if r.is_ok() && matches!(cache.as_ref(), Some((_, Err(_)))) {
+            self.recovered
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         *cache = Some((Instant::now(), r.clone()));
         r
+    }
+
+    /// Whether the preflight passed again after failing since the last call:
+    /// docker came back, and what its outage left behind is to be reconciled.
+    fn take_recovered(&self) -> bool {
+        self.recovered
+            .swap(false, std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Refuses a run when the last check found an image re-pointed (reason
@@ -285,6 +351,7 @@ impl DockerProvider {
                 policy,
                 session_disk_mb: config.sessions.disk_mb,
                 sessions_on: config.sessions.enabled(),
+                recovered: std::sync::atomic::AtomicBool::new(false),
             }),
             pool: Arc::new(session::Pool::new(
                 config.sessions.pool as usize,
@@ -301,6 +368,49 @@ impl DockerProvider {
     /// How many warm session containers wait in the pool now.
     pub fn pool_ready(&self) -> usize {
         self.pool.ready()
+    }
+
+    /// When docker has just come back from an outage, removes what the
+    /// outage left (runs it broke could not remove their containers) in the
+    /// background, without waiting for the periodic reconcile.
+    fn reconcile_if_recovered(&self) {
+        if !self.inner.take_recovered() {
+            return;
+        }
+        let inner = self.inner.clone();
+        tokio::spawn(async move {
+            match reconcile::reconcile(&inner).await {
+                Ok(n) => tracing::info!(removed = n, "docker is back; reconciled its leftovers"),
+                Err(e) => tracing::warn!(error = e.message(), "docker is back; reconcile failed"),
+            }
+        });
+    }
+
+    /// An infrastructure error from a docker call, reworded when docker no
+    /// longer answers: the reason then says the daemon went away, ahead of
+    /// the transport's own words. Anything else passes unchanged.
+    async fn explain<T>(&self, r: Result<T>) -> Result<T> {
+        let Err(e) = r else { return r };
+        if e.code() != crate::error::ErrorCode::Infrastructure
+            || e.message().starts_with("the docker daemon")
+        {
+            return Err(e);
+        }
+        let answers = match self.inner.client().await {
+            Ok(d) => matches!(
+                tokio::time::timeout(Duration::from_secs(2), d.ping()).await,
+                Ok(Ok(_))
+            ),
+            Err(_) => false,
+        };
+        if answers {
+            return Err(e);
+        }
+        Err(Error::infrastructure(format!(
+            "the docker daemon at {} stopped answering during the run ({})",
+            self.inner.socket.display(),
+            e.message()
+        )))
     }
 
     /// How many of this provider's containers are in flight.
@@ -375,7 +485,9 @@ impl Provider for DockerProvider {
     }
 
     async fn preflight(&self) -> Result<()> {
-        self.inner.preflight_cached().await
+        let r = self.inner.preflight_cached().await;
+        self.reconcile_if_recovered();
+        r
     }
 
     async fn prove(&self) -> Result<Isolation> {
@@ -413,13 +525,19 @@ impl Provider for DockerProvider {
         job: &JavaScriptRun,
         ctx: &RunContext,
     ) -> Result<JavaScriptResult> {
-        self.inner.admit().await?;
-        snippet::run(&self.inner, job, ctx).await
+        let admitted = self.inner.admit().await;
+        self.reconcile_if_recovered();
+        admitted?;
+        self.explain(snippet::run(&self.inner, job, ctx).await)
+            .await
     }
 
     async fn run_project(&self, job: &ProjectRun, ctx: &RunContext) -> Result<ProjectResult> {
-        self.inner.admit().await?;
-        project::run(&self.inner, job, ctx).await
+        let admitted = self.inner.admit().await;
+        self.reconcile_if_recovered();
+        admitted?;
+        self.explain(project::run(&self.inner, job, ctx).await)
+            .await
     }
 
     async fn open_session(

@@ -184,6 +184,19 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
                 break;
             }
         };
+        // A step that died of a signal, or went with its sandbox, may have
+        // been killed by docker itself (a daemon stop or restart, a `docker
+        // kill`): that is an infrastructure error, not the step's exit.
+        if matches!(
+            done.ended,
+            Ended::Exited(128..) | Ended::ContainerStopped | Ended::Unknown
+        ) && let Some(e) = p.ended_by_docker(live.name()).await
+        {
+            if let Err(r) = live.remove().await {
+                tracing::warn!(error = %r, "project container not removed; the orphan reconcile will");
+            }
+            return Err(e);
+        }
         let (stdout, stdout_truncated) = done.stdout.finish();
         let (stderr, stderr_truncated) = done.stderr.finish();
         let mut r = StepResult {

@@ -145,6 +145,17 @@ pub(crate) async fn run(
         Some(code) => (code, false),
         None => (124, true),
     };
+    // A signal death may be docker's doing (a daemon stop or restart kills
+    // running containers): that is an infrastructure error, not the guest's exit.
+    if !timed_out
+        && exit_code >= 128
+        && let Some(e) = p.ended_by_docker(live.name()).await
+    {
+        if let Err(r) = live.remove().await {
+            tracing::warn!(error = %r, "snippet container not removed; the orphan reconcile will");
+        }
+        return Err(e);
+    }
     if let Err(e) = live.remove().await {
         tracing::warn!(error = %e, "snippet container not removed; the orphan reconcile will");
     }

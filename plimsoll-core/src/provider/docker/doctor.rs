@@ -1,0 +1,285 @@
+//! The doctor's docker checks ([`crate::doctor`]): the daemon as the docker
+//! provider would use it, judged by the provider's own rules.
+//!
+//! Reachability and API version (`DOCKER_HOST` resolved as the provider
+//! does), the runc and runsc registrations ([`images::judge_runtime`]), runsc's
+//! runtimeArgs and version (a 2022 build is flagged legacy), runc's version,
+//! docker's seccomp and live-restore settings, both configured images
+//! ([`images::judge_image`]), and finally the provider's startup proof for the
+//! configured runtime (only when `SANDBOX_PROVIDER=docker`: it starts
+//! containers). What this does not cover: the proof of the runtime not
+//! configured, and any remote daemon (refused as the provider refuses it).
+
+use crate::config::{Config, DockerRuntime, ProviderKind};
+use crate::doctor::{Check, Level};
+use crate::provider::Provider;
+use crate::provider::docker::{DockerProvider, images};
+
+const AREA: &str = "docker";
+/// The oldest API the provider is built and tested against (Engine 20.10).
+const MIN_API: (u32, u32) = (1, 41);
+
+fn ok(name: &str, detail: impl Into<String>) -> Check {
+    Check::new(AREA, name, Level::Ok, detail)
+}
+
+fn warn(name: &str, detail: impl Into<String>) -> Check {
+    Check::new(AREA, name, Level::Warn, detail)
+}
+
+fn fail(name: &str, detail: impl Into<String>) -> Check {
+    Check::new(AREA, name, Level::Fail, detail)
+}
+
+/// Every docker check for `config`.
+pub(crate) async fn checks(config: &Config) -> Vec<Check> {
+    let mut out = Vec::new();
+    let provider = match DockerProvider::new(config) {
+        Ok(p) => p,
+        Err(e) => {
+            out.push(fail("settings", e.to_string()));
+            return out;
+        }
+    };
+    let inner = &provider.inner;
+    let socket = inner.socket.display().to_string();
+    let docker = match inner.client().await {
+        Ok(d) => d,
+        Err(e) => {
+            out.push(fail("daemon", e.message().to_owned()));
+            return out;
+        }
+    };
+    let (version, info) = match tokio::try_join!(docker.version(), docker.info()) {
+        Ok(v) => v,
+        Err(e) => {
+            out.push(fail(
+                "daemon",
+                format!("docker at {socket} did not answer: {e}"),
+            ));
+            return out;
+        }
+    };
+    let api = version.api_version.clone().unwrap_or_default();
+    out.push(match parse_api(&api) {
+        Some(v) if v >= MIN_API => ok(
+            "daemon",
+            format!(
+                "reachable at {socket}: Engine {}, API {api}",
+                version.version.as_deref().unwrap_or("?")
+            ),
+        ),
+        _ => fail(
+            "daemon",
+            format!(
+                "Engine {} at {socket} speaks API {api:?}, older than {}.{}",
+                version.version.as_deref().unwrap_or("?"),
+                MIN_API.0,
+                MIN_API.1
+            ),
+        ),
+    });
+    let runtimes = info.runtimes.clone().unwrap_or_default();
+    for kind in [DockerRuntime::Runc, DockerRuntime::Runsc] {
+        let configured = config.docker.runtime == kind;
+        let name = if configured {
+            config.docker.runtime_name.clone()
+        } else {
+            kind.as_str().to_owned()
+        };
+        let check = format!("runtime {name}");
+        // The runtime not configured is information: a warn, not a fail.
+        let missing = |d: String| {
+            if configured {
+                fail(&check, d)
+            } else {
+                warn(&check, d)
+            }
+        };
+        if let Err(e) = images::judge_runtime(&runtimes, kind, &name) {
+            out.push(missing(e));
+            continue;
+        }
+        let reg = runtimes.get(&name).cloned().unwrap_or_default();
+        let path = reg.path.clone().unwrap_or_else(|| name.clone());
+        let args = reg.runtime_args.clone().unwrap_or_default();
+        let version = program_version(&path);
+        match kind {
+            DockerRuntime::Runc => out.push(match &version {
+                Some(v) => match runc_outdated(v) {
+                    Some(why) => warn(&check, format!("registered ({path}), {v}: {why}")),
+                    None => ok(&check, format!("registered ({path}), {v}")),
+                },
+                None => warn(
+                    &check,
+                    format!("registered ({path}); its version is unreadable"),
+                ),
+            }),
+            DockerRuntime::Runsc => {
+                let args_s = args.join(" ");
+                out.push(if !args.iter().any(|a| a == "--network=none") {
+                    missing(format!(
+                        "registered ({path}) with runtimeArgs [{args_s}]: without --network=none, \
+                         containers run with --network none fail to start under this runsc"
+                    ))
+                } else {
+                    ok(
+                        &check,
+                        format!(
+                            "registered ({path}) with runtimeArgs [{args_s}] (--host-uds=open is \
+                             what the grant broker's bind-mounted socket needs)"
+                        ),
+                    )
+                });
+                out.push(match &version {
+                    Some(v) if runsc_legacy(v) => warn(
+                        "runsc version",
+                        format!(
+                            "{v}: legacy build (2022 or older); prefer a current gVisor release"
+                        ),
+                    ),
+                    Some(v) => ok("runsc version", v.clone()),
+                    None => warn("runsc version", format!("{path} --version gave nothing")),
+                });
+            }
+        }
+    }
+    let security = info.security_options.clone().unwrap_or_default();
+    out.push(match security.iter().find(|s| s.contains("name=seccomp")) {
+        Some(s) => ok("seccomp", s.clone()),
+        None => fail(
+            "seccomp",
+            format!(
+                "docker reports no seccomp support ({}): runc runs would have no syscall filter",
+                security.join(", ")
+            ),
+        ),
+    });
+    out.push(match info.live_restore_enabled {
+        Some(true) => ok(
+            "live-restore",
+            "true: containers outlive a docker restart; plimsoll's reconcile removes its leftovers",
+        ),
+        Some(false) => ok(
+            "live-restore",
+            "false: a docker stop or restart kills running containers; in-flight runs end with an infrastructure error",
+        ),
+        None => warn("live-restore", "not reported"),
+    });
+    for (what, reference) in [
+        ("snippet image", &config.docker.image),
+        ("project image", &config.docker.project_image),
+    ] {
+        out.push(match images::inspect(docker, reference).await {
+            Ok(p) => ok(what, format!("{reference} is {} (pinned by this ID)", p.id)),
+            Err(e) => fail(what, e.message().to_owned()),
+        });
+    }
+    if config.provider == ProviderKind::Docker && out.iter().all(|c| c.level != Level::Fail) {
+        let started = std::time::Instant::now();
+        let proof = match provider.preflight().await {
+            Ok(()) => provider.prove().await,
+            Err(e) => Err(e),
+        };
+        out.push(match proof {
+            Ok(tier) => ok(
+                "startup proof",
+                format!(
+                    "{} proven tier {} in {} ms",
+                    config.docker.runtime_name,
+                    tier.as_str(),
+                    started.elapsed().as_millis()
+                ),
+            ),
+            Err(e) => fail("startup proof", e.message().to_owned()),
+        });
+    }
+    out
+}
+
+/// `1.41` → (1, 41).
+pub(crate) fn parse_api(v: &str) -> Option<(u32, u32)> {
+    let (a, b) = v.trim().split_once('.')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// The first line of `<program> --version`.
+fn program_version(path: &str) -> Option<String> {
+    let out = std::process::Command::new(path)
+        .arg("--version")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines()
+        .next()
+        .map(|l| l.trim().to_owned())
+        .filter(|l| !l.is_empty())
+}
+
+/// A runsc version line from 2022 or before (`runsc version 0.0~20221219.0`,
+/// `runsc version release-20221219.0`): the build date's year.
+pub(crate) fn runsc_legacy(line: &str) -> bool {
+    let digits: Vec<char> = line.chars().collect();
+    for w in digits.windows(8) {
+        if w.iter().all(char::is_ascii_digit) {
+            let year: u32 = w[..4].iter().collect::<String>().parse().unwrap_or(0);
+            if (2018..2100).contains(&year) {
+                return year <= 2022;
+            }
+        }
+    }
+    false
+}
+
+/// Why a runc version line is older than the Nov-2025 fixes (1.2.8, 1.3.3,
+/// 1.4.0), or `None`. A distro build (`+ds`, `+deb`) may carry the fixes as
+/// patches: the reason says to check its changelog.
+pub(crate) fn runc_outdated(line: &str) -> Option<String> {
+    let v = line
+        .split_whitespace()
+        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()))?;
+    let core: String = v
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let mut n = core.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let (a, b, c) = (n.next()?, n.next().unwrap_or(0), n.next().unwrap_or(0));
+    let fixed = match (a, b) {
+        (1, 2) => c >= 8,
+        (1, 3) => c >= 3,
+        (1, x) if x >= 4 => true,
+        (x, _) if x >= 2 => true,
+        _ => false,
+    };
+    if fixed {
+        return None;
+    }
+    Some(if v.contains('+') {
+        "older than 1.2.8/1.3.3/1.4.0; a distro build: check its changelog for the Nov-2025 runc fixes".into()
+    } else {
+        "older than 1.2.8/1.3.3/1.4.0, which carry the Nov-2025 runc fixes".into()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_parsed() {
+        assert_eq!(parse_api("1.41"), Some((1, 41)));
+        assert_eq!(parse_api("x"), None);
+        assert!(runsc_legacy("runsc version 0.0~20221219.0"));
+        assert!(runsc_legacy("runsc version release-20211129.0"));
+        assert!(!runsc_legacy("runsc version release-20250512.0"));
+        assert!(!runsc_legacy("runsc version unknown"));
+        assert!(
+            runc_outdated("runc version 1.1.5+ds1")
+                .unwrap()
+                .contains("changelog")
+        );
+        assert!(runc_outdated("runc version 1.2.8").is_none());
+        assert!(runc_outdated("runc version 1.3.2").is_some());
+        assert!(runc_outdated("runc version 1.4.0-rc.3").is_none());
+    }
+}

@@ -1,0 +1,893 @@
+//! Fault tests (docs/faults.md): the real plimsolld binary under dockerd
+//! loss, client disconnects, SIGTERM, SIGKILL and restart, a full docker disk
+//! and an image removed underneath it.
+//!
+//! Everything destructive runs against a private containerd + dockerd that
+//! each test starts and tears down itself (`support/private_docker.rs`); the
+//! host's dockerd is only read from (`docker save`). The tests need root,
+//! docker, runsc and the plimsoll images (`.ci/setup-host.sh`,
+//! `images/build.sh`); without them they fail, they do not skip. They run one
+//! at a time (a process-wide lock): the CI machine has two cores.
+#![expect(
+    clippy::unwrap_used,
+    reason = "a fault test that cannot do its job should fail loudly"
+)]
+
+#[path = "support/private_docker.rs"]
+mod private_docker;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use private_docker::PrivateDocker;
+
+const BIN: &str = env!("CARGO_BIN_EXE_plimsolld");
+/// Written to the guest's stderr by every long run: it must never come back
+/// inside an infrastructure error.
+const MARKER: &str = "guest-stderr-marker";
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One plimsolld process.
+struct Daemon {
+    child: Child,
+    addr: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+fn command(env: &[(&str, &str)]) -> Command {
+    let mut c = Command::new(BIN);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("SANDBOX_") || k.starts_with("PLIMSOLL_") || k == "DOCKER_HOST" {
+            c.env_remove(k);
+        }
+    }
+    c.env("PLIMSOLL_ADDR", "127.0.0.1:0")
+        .env("PLIMSOLL_METRICS_ADDR", "off")
+        .env("PLIMSOLL_LOG_FORMAT", "json")
+        .env("PLIMSOLL_INSECURE", "1");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c
+}
+
+impl Daemon {
+    /// Starts plimsolld and waits until it listens (after its startup proof
+    /// and reconcile).
+    fn start(env: &[(&str, &str)]) -> Daemon {
+        let mut child = command(env)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+                if v["message"] == "listening" {
+                    let _ = tx.send(v["addr"].as_str().unwrap_or_default().to_owned());
+                }
+                sink.lock().unwrap().push(line);
+            }
+        });
+        let addr = match rx.recv_timeout(Duration::from_secs(180)) {
+            Ok(a) => a,
+            Err(_) => panic!(
+                "plimsolld did not listen: {}",
+                log.lock().unwrap().join("\n")
+            ),
+        };
+        Daemon { child, addr, log }
+    }
+
+    fn logs(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+
+    fn readyz(&self) -> u16 {
+        http(&self.addr, "GET", "/readyz", "", Duration::from_secs(10)).0
+    }
+
+    fn run(&self, body: &str) -> (u16, serde_json::Value) {
+        http(
+            &self.addr,
+            "POST",
+            "/plimsoll.v1.SandboxService/Run",
+            body,
+            Duration::from_secs(120),
+        )
+    }
+
+    fn rpc(&self, method: &str, body: &str) -> (u16, serde_json::Value) {
+        http(
+            &self.addr,
+            "POST",
+            &format!("/plimsoll.v1.SandboxService/{method}"),
+            body,
+            Duration::from_secs(120),
+        )
+    }
+
+    /// Polls /readyz until it answers `status`; returns how long that took.
+    fn await_readyz(&self, status: u16, within: Duration) -> Duration {
+        let t = Instant::now();
+        loop {
+            if self.readyz() == status {
+                return t.elapsed();
+            }
+            assert!(
+                t.elapsed() < within,
+                "/readyz did not turn {status} within {within:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([sig, &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
+    /// Waits for the process to exit; returns its status and how long.
+    fn wait_exit(&mut self, within: Duration) -> (std::process::ExitStatus, Duration) {
+        let t = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return (s, t.elapsed());
+            }
+            assert!(
+                t.elapsed() < within,
+                "plimsolld did not exit within {within:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            // SIGTERM first, so its containers go before the private dockerd.
+            let _ = Command::new("kill")
+                .args(["-TERM", &self.child.id().to_string()])
+                .status();
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_secs(20) {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// One HTTP/1.1 request; returns (status, JSON body or Null). Status 0 means
+/// the connection failed.
+fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    body: &str,
+    timeout: Duration,
+) -> (u16, serde_json::Value) {
+    let Ok(mut s) = TcpStream::connect(addr) else {
+        return (0, serde_json::Value::Null);
+    };
+    s.set_read_timeout(Some(timeout)).unwrap();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    if s.write_all(req.as_bytes()).is_err() {
+        return (0, serde_json::Value::Null);
+    }
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let Some(split) = raw.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return (0, serde_json::Value::Null);
+    };
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let mut payload = raw[split + 4..].to_vec();
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        payload = dechunk(&payload);
+    }
+    (status, serde_json::from_slice(&payload).unwrap_or_default())
+}
+
+fn dechunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(eol) = b.windows(2).position(|w| w == b"\r\n") else {
+            return out;
+        };
+        let n = usize::from_str_radix(String::from_utf8_lossy(&b[..eol]).trim(), 16).unwrap_or(0);
+        if n == 0 || b.len() < eol + 2 + n {
+            return out;
+        }
+        out.extend_from_slice(&b[eol + 2..eol + 2 + n]);
+        b = &b[(eol + 4 + n).min(b.len())..];
+    }
+}
+
+/// A snippet that writes [`MARKER`] to stderr, then sleeps `secs`.
+fn long_snippet(secs: u32) -> String {
+    format!(
+        r#"{{"protocol":4,"timeoutMs":30000,"javascript":{{"code":"console.error('{MARKER}');setTimeout(()=>console.log('finished'),{}000)"}}}}"#,
+        secs
+    )
+}
+
+/// A one-step project that writes [`MARKER`] to stderr, then sleeps `secs`.
+fn long_project(secs: u32) -> String {
+    format!(
+        r#"{{"protocol":4,"timeoutMs":30000,"project":{{"steps":["node main.js"],"files":[{{"path":"main.js","content":"console.error('{MARKER}');setTimeout(()=>console.log('finished'),{}000)"}}]}}}}"#,
+        secs
+    )
+}
+
+const QUICK: &str = r#"{"protocol":4,"javascript":{"code":"console.log(6*7)"}}"#;
+
+/// The daemon environment for a docker provider on `docker`.
+fn docker_env<'a>(docker: &'a str, runtime: &'a str) -> Vec<(&'a str, &'a str)> {
+    vec![
+        ("SANDBOX_PROVIDER", "docker"),
+        ("SANDBOX_DOCKER_RUNTIME", runtime),
+        ("DOCKER_HOST", docker),
+    ]
+}
+
+/// Waits until `n` plimsoll containers run on `d`.
+fn await_running(d: &PrivateDocker, n: usize) {
+    let t = Instant::now();
+    loop {
+        let out = d
+            .cli()
+            .args([
+                "ps",
+                "--filter",
+                "label=io.plimsoll.role",
+                "--filter",
+                "status=running",
+                "-q",
+            ])
+            .output()
+            .unwrap();
+        let running = String::from_utf8_lossy(&out.stdout).lines().count();
+        if running >= n {
+            return;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "only {running} of {n} runs' containers started"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Asserts an answer is an infrastructure error (Connect `internal`), not a
+/// result, and carries nothing of the guest's output.
+fn assert_infrastructure(what: &str, status: u16, v: &serde_json::Value) {
+    assert_eq!(
+        (status, v["code"].as_str()),
+        (500, Some("internal")),
+        "{what}: expected an infrastructure error, got {status} {v}"
+    );
+    let text = v.to_string();
+    assert!(
+        !text.contains(MARKER),
+        "{what}: the guest's stderr leaked: {v}"
+    );
+    assert!(
+        v.get("result").is_none() && v.get("exitCode").is_none(),
+        "{what}: {v}"
+    );
+}
+
+/// Asserts a successful QUICK run.
+fn assert_quick_ok(what: &str, (status, v): (u16, serde_json::Value)) {
+    assert_eq!(status, 200, "{what}: {v}");
+    // stdout "42\n", base64 on the wire.
+    assert_eq!(v["javascript"]["stdout"], "NDIK", "{what}: {v}");
+}
+
+fn in_flight(
+    d: &Daemon,
+    body: String,
+) -> std::thread::JoinHandle<(u16, serde_json::Value, Instant)> {
+    let addr = d.addr.clone();
+    std::thread::spawn(move || {
+        let (s, v) = http(
+            &addr,
+            "POST",
+            "/plimsoll.v1.SandboxService/Run",
+            &body,
+            Duration::from_secs(120),
+        );
+        (s, v, Instant::now())
+    })
+}
+
+/// FT1: dockerd dies (SIGKILL, then a graceful stop) while runc and runsc
+/// snippets and projects are in flight.
+#[test]
+fn dockerd_lost_mid_run() {
+    let _serial = serial();
+    let mut docker = PrivateDocker::start(None);
+    let host = docker.host();
+    let runc = Daemon::start(&docker_env(&host, "runc"));
+    let runsc = Daemon::start(&docker_env(&host, "runsc"));
+    let wasm = Daemon::start(&[("SANDBOX_PROVIDER", "wasm")]);
+    for (round, signal) in [(1, "-KILL"), (2, "-TERM")] {
+        let runs: Vec<_> = [&runc, &runsc]
+            .into_iter()
+            .flat_map(|d| {
+                [
+                    in_flight(d, long_snippet(20)),
+                    in_flight(d, long_project(20)),
+                ]
+            })
+            .collect();
+        await_running(&docker, 4);
+        std::thread::sleep(Duration::from_millis(500));
+        let killed = Instant::now();
+        if signal == "-KILL" {
+            docker.kill_dockerd();
+        } else {
+            docker.stop_dockerd();
+        }
+        for (i, h) in runs.into_iter().enumerate() {
+            let (s, v, at) = h.join().unwrap();
+            let took = at.duration_since(killed);
+            eprintln!("FT1 round {round} ({signal}): in-flight run {i} ended after {took:?}: {v}");
+            assert_infrastructure(&format!("round {round} run {i}"), s, &v);
+            assert!(
+                v["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("docker daemon"),
+                "round {round} run {i}: the reason names the docker daemon: {v}"
+            );
+            assert!(
+                took < Duration::from_secs(10),
+                "run {i} took {took:?} to fail"
+            );
+        }
+        for d in [&runc, &runsc] {
+            let detect = d.await_readyz(503, Duration::from_secs(10));
+            eprintln!(
+                "FT1 round {round}: /readyz 503 {:?} after the loss",
+                killed.elapsed().max(detect)
+            );
+            let t = Instant::now();
+            let (s, v) = d.run(QUICK);
+            eprintln!(
+                "FT1 round {round}: a new run while docker is down failed in {:?}",
+                t.elapsed()
+            );
+            assert_infrastructure("a run while docker is down", s, &v);
+            assert!(
+                t.elapsed() < Duration::from_secs(2),
+                "a run while down took {:?}",
+                t.elapsed()
+            );
+        }
+        // The wasm tier does not depend on docker: it keeps serving.
+        assert_eq!(wasm.readyz(), 200);
+        assert_quick_ok("a wasm run while docker is down", wasm.run(QUICK));
+        std::thread::sleep(Duration::from_secs(2));
+        let up = docker.start_dockerd();
+        let back = Instant::now();
+        for d in [&runc, &runsc] {
+            let ready = d.await_readyz(200, Duration::from_secs(15));
+            eprintln!(
+                "FT1 round {round}: dockerd answered after {up:?}; /readyz 200 {:?} after that",
+                back.elapsed().max(ready)
+            );
+        }
+        // What the loss left is reconciled on recovery, not a minute later.
+        let t = Instant::now();
+        loop {
+            let left = docker.plimsoll_containers();
+            if left.is_empty() {
+                eprintln!(
+                    "FT1 round {round}: leftovers reconciled {:?} after ready",
+                    t.elapsed()
+                );
+                break;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "leftovers not reconciled: {left:?}\n{}\n{}",
+                runc.logs(),
+                runsc.logs()
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        assert_quick_ok("runc after recovery", runc.run(QUICK));
+        assert_quick_ok("runsc after recovery", runsc.run(QUICK));
+    }
+    // Round 3: docker itself kills the containers while docker stays up (an
+    // operator's `docker kill`, or a restart's cleanup that answers before
+    // the run looks). Docker's kill is not the guest's exit: infrastructure.
+    let runs: Vec<_> = [&runc, &runsc]
+        .into_iter()
+        .flat_map(|d| {
+            [
+                in_flight(d, long_snippet(20)),
+                in_flight(d, long_project(20)),
+            ]
+        })
+        .collect();
+    await_running(&docker, 4);
+    std::thread::sleep(Duration::from_millis(500));
+    let out = docker
+        .cli()
+        .args(["ps", "-q", "--filter", "label=io.plimsoll.role"])
+        .output()
+        .unwrap();
+    let ids: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    let killed = Instant::now();
+    assert!(
+        docker
+            .cli()
+            .arg("kill")
+            .args(&ids)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for (i, h) in runs.into_iter().enumerate() {
+        let (s, v, at) = h.join().unwrap();
+        let took = at.duration_since(killed);
+        eprintln!("FT1 round 3 (docker kill): in-flight run {i} ended after {took:?}: {v}");
+        assert_infrastructure(&format!("round 3 run {i}"), s, &v);
+        assert!(
+            v["message"].as_str().unwrap_or_default().contains("docker"),
+            "round 3 run {i}: the reason names docker: {v}"
+        );
+        assert!(
+            took < Duration::from_secs(10),
+            "run {i} took {took:?} to fail"
+        );
+    }
+    assert_quick_ok("runc after docker kill", runc.run(QUICK));
+    assert_quick_ok("runsc after docker kill", runsc.run(QUICK));
+    assert!(docker.plimsoll_containers().is_empty());
+}
+
+/// FT3: a client that drops its connection mid-run cancels the run: its
+/// container goes, and its admission slot is free for the next request.
+#[test]
+fn client_disconnect_cancels_run() {
+    let _serial = serial();
+    let docker = PrivateDocker::start(None);
+    let host = docker.host();
+    let mut env = docker_env(&host, "runc");
+    env.push(("SANDBOX_MAX_CONCURRENT", "1"));
+    let d = Daemon::start(&env);
+    let body = long_snippet(25);
+    let mut s = TcpStream::connect(&d.addr).unwrap();
+    let req = format!(
+        "POST /plimsoll.v1.SandboxService/Run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    await_running(&docker, 1);
+    let name = docker.plimsoll_containers();
+    assert_eq!(name.len(), 1, "{name:?}");
+    std::thread::sleep(Duration::from_secs(1));
+    let dropped = Instant::now();
+    drop(s);
+    // With one slot, the next run is admitted only if the dropped run let go.
+    std::thread::sleep(Duration::from_millis(200));
+    let (status, v) = d.run(QUICK);
+    eprintln!(
+        "FT3: the next run was answered {:?} after the disconnect: {status}",
+        dropped.elapsed()
+    );
+    assert_quick_ok("the run after a disconnect (one slot)", (status, v));
+    let t = Instant::now();
+    while docker.plimsoll_containers().contains(&name[0]) {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the dropped run's container is still there"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    eprintln!(
+        "FT3: the dropped run's container was gone {:?} after the disconnect",
+        dropped.elapsed()
+    );
+    assert!(dropped.elapsed() < Duration::from_secs(6));
+    assert!(docker.plimsoll_containers().is_empty());
+}
+
+/// Opens a session; returns its ID.
+fn open_session(d: &Daemon) -> String {
+    let (s, v) = d.rpc("OpenSession", r#"{"protocol":4}"#);
+    assert_eq!(s, 200, "OpenSession: {v}");
+    let id = v["sessionId"].as_str().unwrap().to_owned();
+    let (s, v) = d.rpc(
+        "SessionRun",
+        &format!(
+            r#"{{"protocol":4,"sessionId":"{id}","javascript":{{"code":"console.log(6*7)"}}}}"#
+        ),
+    );
+    assert_eq!(s, 200, "SessionRun: {v}");
+    id
+}
+
+fn running_count(d: &PrivateDocker) -> usize {
+    let out = d
+        .cli()
+        .args(["ps", "-q", "--filter", "label=io.plimsoll.role"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().count()
+}
+
+/// FT4: SIGTERM with a run and a session in flight: the run is answered,
+/// the session closed, the daemon exits 0, and nothing is left.
+#[test]
+fn sigterm_drains_runs_and_closes_sessions() {
+    let _serial = serial();
+    let docker = PrivateDocker::start(None);
+    let host = docker.host();
+    let tmp = docker.dir.join("daemon-tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp_s = tmp.display().to_string();
+    let mut env = docker_env(&host, "runc");
+    env.extend([("SANDBOX_MAX_SESSIONS", "2"), ("TMPDIR", tmp_s.as_str())]);
+    let mut d = Daemon::start(&env);
+    let _session = open_session(&d);
+    let before = running_count(&docker);
+    let run = in_flight(
+        &d,
+        r#"{"protocol":4,"timeoutMs":30000,"javascript":{"code":"setTimeout(()=>console.log('drained'),4000)"}}"#.into(),
+    );
+    await_running(&docker, before + 1);
+    let term = Instant::now();
+    d.signal("-TERM");
+    std::thread::sleep(Duration::from_millis(200));
+    let ready = d.readyz();
+    assert!(
+        ready == 0 || ready == 503,
+        "/readyz answered {ready} while draining"
+    );
+    let (s, v, answered) = run.join().unwrap();
+    eprintln!(
+        "FT4: the in-flight run was answered {:?} after SIGTERM",
+        answered.duration_since(term)
+    );
+    assert_eq!(s, 200, "{v}");
+    // stdout "drained\n", base64 on the wire.
+    assert_eq!(v["javascript"]["stdout"], "ZHJhaW5lZAo=", "{v}");
+    let (status, took) = d.wait_exit(Duration::from_secs(60));
+    eprintln!("FT4: plimsolld exited {status} {took:?} after the run was answered");
+    assert!(status.success(), "{status}\n{}", d.logs());
+    let left = docker.plimsoll_containers();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let stray: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().collect();
+    assert!(stray.is_empty(), "left in TMPDIR: {stray:?}");
+    assert!(d.logs().contains("sessions ended"), "{}", d.logs());
+}
+
+/// FT5: SIGKILL with a run and a session alive, then a restart: the new
+/// daemon removes the leftovers before /readyz first answers 200.
+#[test]
+fn sigkill_restart_reconciles_before_ready() {
+    let _serial = serial();
+    let docker = PrivateDocker::start(None);
+    let host = docker.host();
+    let mut env = docker_env(&host, "runc");
+    env.extend([
+        ("SANDBOX_MAX_SESSIONS", "2"),
+        ("PLIMSOLL_INSTANCE", "plimsoll:faults-ft5"),
+    ]);
+    let mut d = Daemon::start(&env);
+    let _session = open_session(&d);
+    let before = running_count(&docker);
+    let run = in_flight(&d, long_snippet(25));
+    await_running(&docker, before + 1);
+    let orphans = docker.plimsoll_containers();
+    d.signal("-KILL");
+    d.wait_exit(Duration::from_secs(10));
+    let (s, _, _) = run.join().unwrap();
+    assert_eq!(s, 0, "the killed daemon's run has no answer");
+    let still: Vec<_> = docker
+        .plimsoll_containers()
+        .into_iter()
+        .filter(|n| orphans.contains(n))
+        .collect();
+    assert!(
+        still.len() >= 2,
+        "the run's and session's containers outlive the daemon: {still:?}"
+    );
+    let t = Instant::now();
+    let d2 = Daemon::start(&env);
+    let listening = t.elapsed();
+    d2.await_readyz(200, Duration::from_secs(30));
+    let ready = t.elapsed();
+    let left: Vec<_> = docker
+        .plimsoll_containers()
+        .into_iter()
+        .filter(|n| orphans.contains(n))
+        .collect();
+    eprintln!(
+        "FT5: {} leftovers; restarted daemon listening after {listening:?}, ready after {ready:?}; left at ready: {left:?}",
+        still.len()
+    );
+    assert!(left.is_empty(), "left at ready: {left:?}\n{}", d2.logs());
+    assert!(ready < Duration::from_secs(30));
+    let logs = d2.logs();
+    let reconciled = logs.find("reconciled leaked sandboxes").unwrap();
+    let listening_at = logs.find("\"listening\"").unwrap();
+    assert!(reconciled < listening_at, "reconcile runs before listening");
+    assert_quick_ok("a run after the restart", d2.run(QUICK));
+}
+
+/// FT7: the docker data root fills up: runs fail fast with an infrastructure
+/// error (no retries), the daemon stays up, and runs work once space is back.
+#[test]
+fn docker_disk_full() {
+    let _serial = serial();
+    let docker = PrivateDocker::start(Some(900));
+    let host = docker.host();
+    let d = Daemon::start(&docker_env(&host, "runc"));
+    assert_quick_ok("before the disk fills", d.run(QUICK));
+    let filler = docker.fill_data_root();
+    let body = format!(r#"{{"protocol":4,"javascript":{{"code":"console.error('{MARKER}')"}}}}"#);
+    let creates = docker.api_calls("POST", "/containers/create");
+    for i in 0..3 {
+        let t = Instant::now();
+        let (s, v) = d.run(&body);
+        eprintln!(
+            "FT7: run {i} on a full disk answered in {:?}: {v}",
+            t.elapsed()
+        );
+        assert_infrastructure(&format!("full-disk run {i}"), s, &v);
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "a full-disk run took {:?}",
+            t.elapsed()
+        );
+    }
+    // No retry storm: one create per run, no more.
+    let attempts = docker.api_calls("POST", "/containers/create") - creates;
+    eprintln!("FT7: 3 runs on a full disk made {attempts} create calls");
+    assert_eq!(attempts, 3, "one create per run on a full disk");
+    let (h, _) = http(&d.addr, "GET", "/healthz", "", Duration::from_secs(5));
+    assert_eq!(h, 200, "the daemon stays up");
+    eprintln!("FT7: /readyz on a full disk: {}", d.readyz());
+    std::fs::remove_file(filler).unwrap();
+    let freed = Instant::now();
+    loop {
+        let (s, v) = d.run(QUICK);
+        if s == 200 {
+            assert_quick_ok("after freeing space", (s, v));
+            break;
+        }
+        assert!(
+            freed.elapsed() < Duration::from_secs(15),
+            "no recovery: {v}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    eprintln!(
+        "FT7: runs work again {:?} after space was freed",
+        freed.elapsed()
+    );
+}
+
+/// An image removed under a running daemon: a clear infrastructure error
+/// naming the image, readiness 503; the same image loaded again (same ID)
+/// brings it back.
+#[test]
+fn image_removed_under_daemon() {
+    let _serial = serial();
+    let docker = PrivateDocker::start(None);
+    let host = docker.host();
+    let d = Daemon::start(&docker_env(&host, "runc"));
+    assert_quick_ok("before the removal", d.run(QUICK));
+    let id = docker.image_id("plimsoll/snippet:latest").unwrap();
+    assert!(
+        docker
+            .cli()
+            .args(["image", "rm", "-f", "plimsoll/snippet:latest"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let t = Instant::now();
+    let (s, v) = d.run(QUICK);
+    eprintln!(
+        "FT-image: a run after the removal answered in {:?}: {v}",
+        t.elapsed()
+    );
+    assert_infrastructure("a run without its image", s, &v);
+    let m = v["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    assert!(m.contains("image"), "the reason names the image: {v}");
+    let not_ready = d.await_readyz(503, Duration::from_secs(10));
+    eprintln!("FT-image: /readyz 503 {not_ready:?} after the run");
+    docker.load_images();
+    assert_eq!(docker.image_id("plimsoll/snippet:latest").unwrap(), id);
+    let loaded = Instant::now();
+    d.await_readyz(200, Duration::from_secs(15));
+    eprintln!(
+        "FT-image: /readyz 200 {:?} after the reload",
+        loaded.elapsed()
+    );
+    assert_quick_ok("after the reload", d.run(QUICK));
+}
+
+const UPSTREAM_SECRET: &str = "upstream-credential-ft10-0123456789abcdef";
+
+/// A loopback API that misbehaves: `/v1/items/slow` answers after 40 s,
+/// `/v1/items/fail` is a 500 echoing the request's headers (the credential
+/// included), `/v1/items/busy` a 429. Returns its base URL.
+fn bad_upstream() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { break };
+            std::thread::spawn(move || {
+                let mut buf = vec![0u8; 8192];
+                let mut head = Vec::new();
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let (status, body) = if head.starts_with("GET /v1/items/slow") {
+                    std::thread::sleep(Duration::from_secs(40));
+                    ("200 OK", "late".to_owned())
+                } else if head.starts_with("GET /v1/items/fail") {
+                    (
+                        "500 Internal Server Error",
+                        format!("upstream broke; you sent: {head}"),
+                    )
+                } else {
+                    ("429 Too Many Requests", "slow down".to_owned())
+                };
+                let _ = s.write_all(
+                    format!(
+                        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nRetry-After: 30\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                    .as_bytes(),
+                );
+            });
+        }
+    });
+    base
+}
+
+/// FT10: a slow (past the per-call timeout), failing (500) and throttling
+/// (429) broker upstream: the guest sees clean HTTP errors, the run ends
+/// within its deadline, and the credential appears nowhere.
+#[test]
+fn broker_upstream_faults() {
+    let _serial = serial();
+    let base = bad_upstream();
+    let dir = tempfile::tempdir().unwrap();
+    let grants = dir.path().join("grants.json");
+    std::fs::write(
+        &grants,
+        format!(
+            r#"{{"profiles":{{"items":{{"base_url":"{base}","allow":["GET /v1/items/*"],"allowed_callers":["*"],"max_calls":10,"token":{{"type":"static","env":"FT10_TOKEN"}}}}}}}}"#
+        ),
+    )
+    .unwrap();
+    let grants_s = grants.display().to_string();
+    let d = Daemon::start(&[
+        ("SANDBOX_PROVIDER", "wasm"),
+        ("PLIMSOLL_GRANTS_FILE", grants_s.as_str()),
+        ("FT10_TOKEN", UPSTREAM_SECRET),
+        ("PLIMSOLL_LOG", "debug"),
+    ]);
+    let code = "for (const p of ['fail','busy','slow']) { const a = host.get('/v1/items/' + p); console.log(p, a.status, a.body); } console.log('done')";
+    let body = serde_json::json!({
+        "protocol": 4,
+        "timeoutMs": 4000,
+        "javascript": {"code": code, "grantProfile": "items"},
+    })
+    .to_string();
+    let t = Instant::now();
+    let (s, v) = d.run(&body);
+    let took = t.elapsed();
+    assert_eq!(s, 200, "{v}");
+    let j = &v["javascript"];
+    let decode = |k: &str| {
+        use std::io::Read as _;
+        let b64 = j[k].as_str().unwrap_or_default();
+        let mut out = Vec::new();
+        let mut dec = base64_reader(b64);
+        dec.read_to_end(&mut out).unwrap();
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    let stdout = decode("stdout");
+    let stderr = decode("stderr");
+    eprintln!("FT10: the run ended in {took:?}: {stdout}");
+    assert!(stdout.contains("fail 500"), "{stdout}");
+    assert!(stdout.contains("busy 429"), "{stdout}");
+    assert!(stdout.contains("slow 504"), "{stdout}");
+    assert!(
+        stdout.contains("done"),
+        "the guest went on after the errors: {stdout}"
+    );
+    assert!(j["timedOut"].as_bool() != Some(true), "{v}");
+    assert!(
+        took < Duration::from_millis(4500),
+        "past the 4 s deadline: {took:?}"
+    );
+    for (what, text) in [
+        ("stdout", stdout.as_str()),
+        ("stderr", stderr.as_str()),
+        ("answer", &v.to_string()),
+        ("logs", &d.logs()),
+    ] {
+        assert!(
+            !text.contains(UPSTREAM_SECRET),
+            "the credential is in the {what}"
+        );
+    }
+}
+
+/// A minimal standard base64 decoder (the test crate has no base64 dependency).
+fn base64_reader(s: &str) -> std::io::Cursor<Vec<u8>> {
+    let val = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' | b'-' => Some(62),
+        b'/' | b'_' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in s.bytes().filter_map(val) {
+        acc = (acc << 6) | u32::from(c);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    std::io::Cursor::new(out)
+}
