@@ -51,6 +51,8 @@ enum Expect {
     Fails,
     /// A result: the deadline ended it.
     Timeout,
+    /// A result that did not succeed: a non-zero exit or the deadline.
+    Stops,
     /// A result of any exit, not timed out (the probes in the output decide).
     Ends,
     /// A refusal with this Connect code, marked not dispatched.
@@ -63,6 +65,7 @@ impl Expect {
             ["ok"] => Expect::Ok,
             ["fails"] => Expect::Fails,
             ["timeout"] => Expect::Timeout,
+            ["stops"] => Expect::Stops,
             ["ends"] => Expect::Ends,
             ["refused", code] => Expect::Refused((*code).to_owned()),
             _ => panic!("unknown expectation {s:?}"),
@@ -81,6 +84,7 @@ struct Case {
     has: Vec<(String, String)>,
     lacks: Vec<String>,
     ends_session: Vec<String>,
+    may_end_session: Vec<String>,
     timeout_ms: i32,
     grant: String,
     path: Option<String>,
@@ -106,6 +110,7 @@ impl Case {
             has: vec![],
             lacks: vec![],
             ends_session: vec![],
+            may_end_session: vec![],
             timeout_ms: 0,
             grant: String::new(),
             path: None,
@@ -134,6 +139,9 @@ impl Case {
                         .insert(k["expect.".len()..].to_owned(), Expect::parse(value));
                 }
                 "has" => case.has.push(("*".into(), value.to_owned())),
+                "may_end_session" => {
+                    case.may_end_session = value.split_whitespace().map(str::to_owned).collect()
+                }
                 "ends_session" => {
                     case.ends_session = value.split_whitespace().map(str::to_owned).collect()
                 }
@@ -662,6 +670,17 @@ fn processes_of(uid: u32) -> usize {
 
 // ------------------------------------------------------------------ a tier
 
+/// What the benign cell after a hostile one must meet.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum After {
+    /// The session goes on.
+    Goes,
+    /// The daemon ended the session, typed.
+    Ended,
+    /// Either of the two.
+    Either,
+}
+
 struct Tier {
     name: &'static str,
     daemon: Daemon,
@@ -802,11 +821,17 @@ impl Tier {
             let req = case.request(tier, self.name, &self.sentinel.targets());
             let got = match &expect {
                 Expect::Refused(code) => self.refused(&req, code),
-                _ if tier == "session" => self.in_session(
-                    req,
-                    case.ends_session
-                        .contains(&format!("session-{}", self.name)),
-                ),
+                _ if tier == "session" => {
+                    let label = format!("session-{}", self.name);
+                    let after = if case.ends_session.contains(&label) {
+                        After::Ended
+                    } else if case.may_end_session.contains(&label) {
+                        After::Either
+                    } else {
+                        After::Goes
+                    };
+                    self.in_session(req, after)
+                }
                 _ => self.answered(req),
             };
             match got {
@@ -839,8 +864,9 @@ impl Tier {
 
     /// Runs `req` as a cell of a fresh session, then a benign cell: the
     /// session survives its hostile cell or, where the case says the daemon
-    /// ends it (`ends_session`), the next call is refused, typed.
-    fn in_session(&self, req: Request, ends: bool) -> Result<Option<Seen>, String> {
+    /// ends it (`ends_session`, or `may_end_session`), the next call is
+    /// refused, typed.
+    fn in_session(&self, req: Request, after_case: After) -> Result<Option<Seen>, String> {
         self.rt.block_on(async {
             let mut s = self
                 .client
@@ -857,8 +883,13 @@ impl Tier {
                 .await;
             let closed = s.close().await.map_err(|e| format!("close: {e}"));
             let resp = resp.map_err(|e| format!("expected a result, got {:?}: {e}", e.code()))?;
-            if ends {
+            if after_case != After::Goes {
                 return match after {
+                    Ok(_) if after_case == After::Either => {
+                        closed?;
+                        let wire = String::from_utf8_lossy(&encode(&resp)).into_owned();
+                        Ok(Some(seen_from(resp.output.as_ref().unwrap(), wire)))
+                    }
                     Err(e) if e.code() == ErrorCode::SessionEnded => {
                         let wire = String::from_utf8_lossy(&encode(&resp)).into_owned();
                         Ok(Some(seen_from(resp.output.as_ref().unwrap(), wire)))
@@ -1027,6 +1058,7 @@ fn judge(case: &Case, tier: &str, expect: &Expect, s: &Seen, canary: &str) -> Ve
         Expect::Ok => s.exit_code == 0 && !s.timed_out,
         Expect::Fails => s.exit_code != 0 && !s.timed_out,
         Expect::Timeout => s.timed_out,
+        Expect::Stops => s.timed_out || s.exit_code != 0,
         Expect::Ends => !s.timed_out,
         Expect::Refused(_) => false,
     };
