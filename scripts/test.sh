@@ -13,8 +13,13 @@
 #    the Go wrapper under the race detector;
 # 4. the Python and Node bindings' own suites (wasm and docker, embedded and
 #    remote, records, chains, every error class);
-# 5. a bounded admission load test; and the interop suite: the published Python client against a real plimsolld on
+# 5. a bounded admission load test, a bounded soak (wasm and runc), and the
+#    interop suite: the published Python client against a real plimsolld on
 #    the disabled, wasm and docker (runc, runsc) providers.
+#
+# `cargo test` includes the hostile corpus (plimsolld/tests/hostile.rs, every
+# case of tests/hostile on wasm, runc, runsc and sessions) and the fault suite
+# (plimsolld/tests/faults.rs, against private dockerd instances).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -61,6 +66,10 @@ bash bindings-node/test.sh
 step "admission: bounded loopback load with random disconnects (wasm, then docker)"
 cargo run -q -p plimsolld --example load -- 2000 32 10
 LOAD_PROVIDER=docker cargo run -q -p plimsolld --example load -- 120 16 20
+
+step "soak: bounded mixed runs and sessions; the daemon flat at rest, nothing left (wasm, then runc)"
+cargo run -q -p plimsolld --example soak -- wasm 2000 8
+cargo run -q -p plimsolld --example soak -- runc 200 4
 
 step "interop: the published plimsoll-client 0.23.0 against plimsolld"
 cargo build -p plimsolld
