@@ -18,6 +18,7 @@ use plimsoll_core::record::{RunRecord, request_digest};
 use plimsoll_core::request::{self, MAX_PROJECT_PATH_BYTES, Payload, ProjectFile, ProjectRun};
 use plimsoll_core::result::Output;
 use plimsoll_core::verify::{Chain, check_single};
+use plimsoll_core::wire::connect::{self, ConnectError};
 use plimsoll_core::wire::json::{decode, encode};
 use plimsoll_core::wire::{
     CloseSessionRequest, CloseSessionResponse, DescribeResponse, OpenSessionRequest,
@@ -58,9 +59,26 @@ where
 }
 
 /// `wire_json`: arbitrary bytes through the strict ProtoJSON decoder as every
-/// plimsoll.v1 message. Never panics; accepted input is UTF-8, a JSON object
-/// serde_json itself accepts, and every accepted message round-trips.
+/// plimsoll.v1 message, and through the client's Connect error reader (JSON
+/// body, base64 protobuf details) and the protobuf `RunRecord` decoder. Never
+/// panics; accepted input is UTF-8, a JSON object serde_json itself accepts,
+/// and every accepted message round-trips; a Connect error read back from its
+/// own `to_json` is unchanged; a record read from either codec
+/// survives the protobuf encode → decode unchanged.
 pub fn wire_json(data: &[u8]) {
+    let e = ConnectError::from_answer(400, data, true, Some("request"));
+    let again = ConnectError::from_answer(e.code.http_status(), &e.to_json(), true, None);
+    assert_eq!(
+        again, e,
+        "a Connect error does not survive to_json → from_answer"
+    );
+    let _ = e.into_error();
+    if let Some(r) = connect::decode_record(data) {
+        assert_eq!(connect::decode_record(&connect::record_bytes(&r)), Some(r));
+    }
+    if let Ok(r) = decode::<RunRecord>(data) {
+        assert_eq!(connect::decode_record(&connect::record_bytes(&r)), Some(r));
+    }
     let accepted = decode::<serde_json::Value>(data).is_ok();
     if accepted {
         assert!(std::str::from_utf8(data).is_ok(), "accepted non-UTF-8");
