@@ -14,14 +14,17 @@ use std::path::{Component, Path};
 use std::sync::LazyLock;
 
 use plimsoll_core::grant::route::{self, Denial, Route};
-use plimsoll_core::record::{RunRecord, request_digest};
+use plimsoll_core::record::{RunRecord, request_digest, result_digest, rule_id, seal};
 use plimsoll_core::request::{self, MAX_PROJECT_PATH_BYTES, Payload, ProjectFile, ProjectRun};
-use plimsoll_core::result::Output;
+use plimsoll_core::result::{
+    Artifact, CellResult, ModuleResult, ModuleRowResult, Output, ProjectOutcome, ProjectResult,
+    StepResult,
+};
 use plimsoll_core::verify::{Chain, check_single};
 use plimsoll_core::wire::connect::{self, ConnectError};
 use plimsoll_core::wire::json::{decode, encode};
 use plimsoll_core::wire::{
-    CloseSessionRequest, CloseSessionResponse, DescribeResponse, OpenSessionRequest,
+    CloseSessionRequest, CloseSessionResponse, DescribeResponse, Evidence, OpenSessionRequest,
     OpenSessionResponse, RunRequest, RunResponse, SessionRunResponse,
 };
 use plimsoll_core::{Error, Request};
@@ -400,7 +403,8 @@ fn bound(request: &Request, response: &RunResponse) -> String {
 }
 
 /// The consistent single runs and every call of the chain in
-/// `tests/vectors/verify.json`, each checked to verify.
+/// `tests/vectors/verify.json`, and a sealed single run of each other kind,
+/// each checked to verify.
 static GOLDEN: LazyLock<Vec<Golden>> = LazyLock::new(|| {
     let v: serde_json::Value =
         serde_json::from_str(include_str!("../../tests/vectors/verify.json")).expect("vectors");
@@ -425,6 +429,11 @@ static GOLDEN: LazyLock<Vec<Golden>> = LazyLock::new(|| {
             out.push(g);
         }
     }
+    for (request, output) in other_kinds() {
+        let g = sealed(request, output);
+        check_single(&g.request, &g.response).expect("sealed single verifies");
+        out.push(g);
+    }
     let mut chain = Chain::from_fingerprint(v["chain"]["fingerprint"].as_str().expect("fp").into());
     for c in v["chain"]["calls"].as_array().expect("calls") {
         let g = golden(c, Some(chain.clone()));
@@ -435,6 +444,105 @@ static GOLDEN: LazyLock<Vec<Golden>> = LazyLock::new(|| {
     }
     out
 });
+
+/// A project (with step durations, which are not digested), a module (with
+/// NaN and −0.0 outputs) and a cell, each with its request.
+fn other_kinds() -> [(&'static str, Output); 3] {
+    let step = |command: &str, stdout: &[u8]| StepResult {
+        command: command.into(),
+        stdout: stdout.to_vec(),
+        duration_ms: 5,
+        ..StepResult::default()
+    };
+    [
+        (
+            r#"{"protocol":4,"minimumIsolation":"container","project":{"files":[{"path":"main.js","content":"console.log(42)"}],"steps":["node main.js > out.txt","cat out.txt"],"artifacts":["out.txt"]}}"#,
+            Output::Project(ProjectResult {
+                steps: vec![
+                    step("node main.js > out.txt", b""),
+                    step("cat out.txt", b"42\n"),
+                ],
+                outcome: ProjectOutcome::Completed,
+                artifacts: vec![Artifact {
+                    path: "out.txt".into(),
+                    content: b"42\n".to_vec(),
+                }],
+                ..ProjectResult::default()
+            }),
+        ),
+        (
+            r#"{"protocol":4,"softwareRule":{"mode":"exact","identities":["sim:1"]},"module":{"model":"VanDerPol","rows":[{"values":[1,-0.0]}],"endTime":1,"step":0.5}}"#,
+            Output::Module(ModuleResult {
+                runs: vec![ModuleRowResult {
+                    status: 0,
+                    outputs: vec![1.5, -0.0, f64::NAN, 0.0],
+                }],
+                width: 2,
+                outcome: ProjectOutcome::Completed,
+                ..ModuleResult::default()
+            }),
+        ),
+        (
+            r#"{"protocol":4,"cell":{"language":"python","code":"print(1)","files":[{"path":"in.json","content":"{}"}]}}"#,
+            Output::Cell(CellResult {
+                stdout: b"1\n".to_vec(),
+                interpreter_started: true,
+                ..CellResult::default()
+            }),
+        ),
+    ]
+}
+
+/// A single run of `request` answered with `output`, its record sealed.
+fn sealed(request: &str, output: Output) -> Golden {
+    let req = decode::<RunRequest>(request.as_bytes())
+        .expect("request")
+        .into_request()
+        .expect("one payload");
+    let software_identity = match &req.envelope.software_rule {
+        Some(r) => r.identities[0].clone(),
+        None => String::new(),
+    };
+    let evidence = Evidence {
+        sandbox: "docker".into(),
+        isolation: "kernel".into(),
+        environment: format!("sha256:{}", "e".repeat(64)),
+        software_identity: software_identity.clone(),
+        instance: "plimsoll:fuzz".into(),
+    };
+    let mut record = RunRecord {
+        version: 4,
+        request_sha256: request_digest(&req.envelope, Some(&req.payload)),
+        result_sha256: result_digest(Some(&output)),
+        provider: evidence.sandbox.clone(),
+        isolation: evidence.isolation.clone(),
+        environment: evidence.environment.clone(),
+        policy: "sha256:policy".into(),
+        started_unix_ms: 1_700_000_000_000,
+        ended_unix_ms: 1_700_000_000_009,
+        software_identity,
+        software_rule_id: rule_id(req.envelope.software_rule.as_ref()),
+        instance: evidence.instance.clone(),
+        ..RunRecord::default()
+    };
+    seal(&mut record);
+    let response = RunResponse {
+        evidence,
+        duration_ms: 9,
+        record: Some(record),
+        output: Some(output),
+    };
+    let response_json: serde_json::Value =
+        serde_json::from_slice(&encode(&response)).expect("our own JSON");
+    let request_json: serde_json::Value = serde_json::from_str(request).expect("JSON");
+    let doc = serde_json::json!({"request": request_json, "response": response_json});
+    Golden {
+        doc: serde_json::to_vec(&doc).expect("json"),
+        request: req,
+        response,
+        chain: None,
+    }
+}
 
 /// Golden calls by record digest.
 static BY_DIGEST: LazyLock<HashMap<String, usize>> = LazyLock::new(|| {
@@ -557,6 +665,7 @@ pub fn record_mutate(data: &[u8]) {
         None => check_single(&req, &resp).is_ok(),
         Some(c) => c.clone().check_call(&req, &resp).is_ok(),
     };
+    assert!(ok || !edits.is_empty(), "a golden call does not verify");
     if ok {
         assert_bound(&req, &resp);
     }

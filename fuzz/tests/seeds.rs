@@ -42,6 +42,15 @@ fn every_seed_of_every_target_passes() {
         let n = replay(name, target);
         assert!(n >= 3, "{name}: only {n} seeds");
     }
+    // Each golden call record_mutate picks from has its unedited seed, which
+    // the target requires to verify.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds/record_mutate");
+    for i in 0..plimsoll_fuzz::golden_calls() {
+        assert!(
+            dir.join(format!("00-golden-{i}")).exists(),
+            "no seed for golden {i}"
+        );
+    }
 }
 
 /// The oracles can fail: inputs that break each property must panic.
