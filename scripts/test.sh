@@ -51,7 +51,7 @@ step "fuzz: seeds as regression tests, then a bounded run of every target"
 cargo fmt --manifest-path fuzz/Cargo.toml --check
 cargo clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
 cargo test --manifest-path fuzz/Cargo.toml
-FUZZ_SECONDS=${FUZZ_SECONDS:-15} bash scripts/fuzz.sh
+FUZZ_SECONDS=${FUZZ_SECONDS:-15} FUZZ_PROFILE=${FUZZ_PROFILE:-quick} bash scripts/fuzz.sh
 
 step "C ABI: include/plimsoll.h matches the pinned cbindgen"
 bash scripts/check-header.sh

@@ -69,13 +69,15 @@ where
 /// own `to_json` is unchanged; a record read from either codec
 /// survives the protobuf encode → decode unchanged.
 pub fn wire_json(data: &[u8]) {
-    let e = ConnectError::from_answer(400, data, true, Some("request"));
-    let again = ConnectError::from_answer(e.code.http_status(), &e.to_json(), true, None);
-    assert_eq!(
-        again, e,
-        "a Connect error does not survive to_json → from_answer"
-    );
-    let _ = e.into_error();
+    for mark in [None, Some("request")] {
+        let e = ConnectError::from_answer(400, data, true, mark);
+        let again = ConnectError::from_answer(e.code.http_status(), &e.to_json(), true, None);
+        assert_eq!(
+            again, e,
+            "a Connect error does not survive to_json → from_answer"
+        );
+        let _ = e.into_error();
+    }
     if let Some(r) = connect::decode_record(data) {
         assert_eq!(connect::decode_record(&connect::record_bytes(&r)), Some(r));
     }
