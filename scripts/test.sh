@@ -8,7 +8,9 @@
 #    dockerd, dockerd started, the wasm guest toolchain, valgrind, a Python
 #    virtualenv with plimsoll-client==0.23.0, and the sandbox images;
 # 2. formatting, clippy, every Rust test (the docker tests run under runc and
-#    runsc against the real dockerd and fail, never skip, without it);
+#    runsc against the real dockerd and fail, never skip, without it); the fuzz
+#    targets' seeds as regression tests and a bounded run of every target
+#    (FUZZ_SECONDS each, 15 by default; docs/fuzzing.md has the long form);
 # 3. the C ABI: header drift, the C suite under valgrind and AddressSanitizer,
 #    the Go wrapper under the race detector;
 # 4. the Python and Node bindings' own suites (wasm and docker, embedded and
@@ -49,6 +51,12 @@ cargo clippy --workspace --all-targets -- -D warnings
 
 step "cargo test"
 cargo test --workspace
+
+step "fuzz: seeds as regression tests, then a bounded run of every target"
+cargo fmt --manifest-path fuzz/Cargo.toml --check
+cargo clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
+cargo test --manifest-path fuzz/Cargo.toml
+FUZZ_SECONDS=${FUZZ_SECONDS:-15} FUZZ_PROFILE=${FUZZ_PROFILE:-quick} bash scripts/fuzz.sh
 
 step "C ABI: include/plimsoll.h matches the pinned cbindgen"
 bash scripts/check-header.sh

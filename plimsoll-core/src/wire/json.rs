@@ -292,4 +292,31 @@ mod tests {
         assert!(decode::<M>(br#"{"out":"N*IK"}"#).is_err());
         assert_eq!(base64_decode("_-8").unwrap(), vec![0xff, 0xef]);
     }
+
+    /// Found by the `request` fuzz target: serde_json's default float parsing
+    /// can be one ULP off, so the daemon would run and digest another double
+    /// than the client sent. Every number must read as Rust's correctly rounded
+    /// `str::parse` reads it, and survive encode → decode bit for bit.
+    #[test]
+    fn doubles_read_correctly_rounded() {
+        use crate::request::ModuleRow;
+        let long = format!("4{}2", "9".repeat(103));
+        for lit in [
+            long.as_str(),
+            "5.0000000000000003e104",
+            "0.1",
+            "9007199254740993",
+            "2.2250738585072011e-308",
+            "4.9406564584124654e-324",
+            "1.7976931348623157e308",
+            "0.30000000000000004",
+            "-0",
+        ] {
+            let want = lit.parse::<f64>().unwrap().to_bits();
+            let row: ModuleRow = decode(format!(r#"{{"values":[{lit}]}}"#).as_bytes()).unwrap();
+            assert_eq!(row.values[0].to_bits(), want, "{lit}");
+            let again: ModuleRow = decode(&encode(&row)).unwrap();
+            assert_eq!(again.values[0].to_bits(), want, "{lit} after a round trip");
+        }
+    }
 }
