@@ -354,7 +354,7 @@ impl Sentinel {
     /// (not 127.0.0.1: inside a sandbox that is the sandbox's own loopback).
     fn targets(&self) -> String {
         let out = Command::new("hostname").arg("-I").output().unwrap();
-        let mut ips: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        let ips: Vec<String> = String::from_utf8_lossy(&out.stdout)
             .split_whitespace()
             .filter(|ip| !ip.contains(':'))
             .map(str::to_owned)
