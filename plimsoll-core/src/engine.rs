@@ -342,6 +342,7 @@ impl Engine {
         if let Some(s) = &self.sessions {
             s.shutdown().await;
         }
+        self.provider.shutdown().await;
     }
 
     /// The grant profiles and their call counters.

@@ -475,5 +475,12 @@ async fn a_warm_pool_hands_each_member_to_one_session_and_refills() {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
         assert_eq!(containers_of("pool").await.len(), pooled, "[{name}]");
+        // Shutdown takes the waiting member along: nothing is left behind.
+        engine.shutdown().await;
+        assert_eq!(
+            containers_of("pool").await.len(),
+            pooled - 1,
+            "[{name}] the pool's member outlived shutdown"
+        );
     }
 }

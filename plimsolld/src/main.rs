@@ -53,15 +53,8 @@ fn main() -> ExitCode {
         }
     };
     init_logging(&settings);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("plimsolld: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) = runtime() else {
+        return ExitCode::FAILURE;
     };
     match runtime.block_on(serve(settings)) {
         Ok(()) => ExitCode::SUCCESS,
@@ -71,6 +64,15 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The multi-threaded tokio runtime, or `None` after saying why on stderr.
+fn runtime() -> Option<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .inspect_err(|e| eprintln!("plimsolld: cannot start the runtime: {e}"))
+        .ok()
 }
 
 /// `plimsolld --check [--json]`: the doctor's report on this host for the
@@ -92,15 +94,8 @@ fn check(json: bool) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("plimsolld: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) = runtime() else {
+        return ExitCode::FAILURE;
     };
     let report = runtime.block_on(plimsoll_core::doctor::check(&config));
     if json {

@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 
 use plimsoll_core::client::{RemoteClient, SessionOptions};
 use plimsoll_core::request::{CellRun, JavaScriptRun, ProjectFile, ProjectRun};
-use plimsoll_core::wire::RunRequest;
 use plimsoll_core::wire::json::encode;
+use plimsoll_core::wire::{RunRequest, RunResponse};
 use plimsoll_core::{ErrorCode, Output, Payload, Request};
 
 const BIN: &str = env!("CARGO_BIN_EXE_plimsolld");
@@ -316,6 +316,12 @@ fn seen_from(output: &Output, wire: String) -> Seen {
         }
         Output::Module(_) => panic!("the corpus runs no modules"),
     }
+}
+
+/// What an answer gave, with its whole wire form for the canary sweep.
+fn seen_of(resp: &RunResponse) -> Seen {
+    let wire = String::from_utf8_lossy(&encode(resp)).into_owned();
+    seen_from(resp.output.as_ref().unwrap(), wire)
 }
 
 // ------------------------------------------------------------------ fixtures
@@ -858,8 +864,7 @@ impl Tier {
             .rt
             .block_on(self.client.run(req))
             .map_err(|e| format!("expected a result, got {:?}: {e}", e.code()))?;
-        let wire = String::from_utf8_lossy(&encode(&resp)).into_owned();
-        Ok(Some(seen_from(resp.output.as_ref().unwrap(), wire)))
+        Ok(Some(seen_of(&resp)))
     }
 
     /// Runs `req` as a cell of a fresh session, then a benign cell: the
@@ -882,18 +887,26 @@ impl Tier {
                 })))
                 .await;
             let closed = s.close().await.map_err(|e| format!("close: {e}"));
+            let ended = |r: &plimsoll_core::Result<RunResponse>| {
+                matches!(r, Err(e) if e.code() == ErrorCode::SessionEnded)
+            };
+            if after_case == After::Ended && ended(&resp) {
+                // The sandbox's end was seen during the hostile call itself:
+                // that call and the next are refused, typed.
+                return if ended(&after) {
+                    Ok(None)
+                } else {
+                    Err(format!("expected the session ended, got {after:?}"))
+                };
+            }
             let resp = resp.map_err(|e| format!("expected a result, got {:?}: {e}", e.code()))?;
             if after_case != After::Goes {
                 return match after {
                     Ok(_) if after_case == After::Either => {
                         closed?;
-                        let wire = String::from_utf8_lossy(&encode(&resp)).into_owned();
-                        Ok(Some(seen_from(resp.output.as_ref().unwrap(), wire)))
+                        Ok(Some(seen_of(&resp)))
                     }
-                    Err(e) if e.code() == ErrorCode::SessionEnded => {
-                        let wire = String::from_utf8_lossy(&encode(&resp)).into_owned();
-                        Ok(Some(seen_from(resp.output.as_ref().unwrap(), wire)))
-                    }
+                    Err(e) if e.code() == ErrorCode::SessionEnded => Ok(Some(seen_of(&resp))),
                     other => Err(format!("expected the session ended, got {other:?}")),
                 };
             }
@@ -903,8 +916,7 @@ impl Tier {
             if a.stdout != "after\n" {
                 return Err(format!("benign cell after the case gave {a:?}"));
             }
-            let wire = String::from_utf8_lossy(&encode(&resp)).into_owned();
-            Ok(Some(seen_from(resp.output.as_ref().unwrap(), wire)))
+            Ok(Some(seen_of(&resp)))
         })
     }
 

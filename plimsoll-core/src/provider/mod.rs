@@ -160,6 +160,11 @@ pub trait Provider: Send + Sync + 'static {
     async fn reconcile_orphans(&self) -> Result<usize> {
         Ok(0)
     }
+
+    /// The engine is stopping and nothing is in flight: finish removing what
+    /// dropped runs left and take the last leftovers, so a drained daemon
+    /// leaves nothing behind.
+    async fn shutdown(&self) {}
 }
 
 /// Builds the configured provider.

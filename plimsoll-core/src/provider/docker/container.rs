@@ -9,6 +9,7 @@
 //! reconcile removes such leftovers later by their labels.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -23,9 +24,22 @@ const REMOVE_BUDGET: Duration = Duration::from_secs(30);
 
 /// The names of containers this provider has in flight.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct LiveSet(Arc<Mutex<HashSet<String>>>);
+pub(crate) struct LiveSet(Arc<Mutex<HashSet<String>>>, Arc<AtomicUsize>);
 
 impl LiveSet {
+    /// Waits (at most `budget`) until no dropped run's removal is still
+    /// running; returns whether none is.
+    pub async fn settled(&self, budget: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + budget;
+        while self.1.load(Ordering::SeqCst) > 0 {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        true
+    }
+
     fn insert(&self, name: &str) {
         self.0
             .lock()
@@ -165,6 +179,8 @@ impl Drop for Live {
         let docker = self.docker.clone();
         let name = std::mem::take(&mut self.name);
         let live = self.live.clone();
+        let removing = live.1.clone();
+        removing.fetch_add(1, Ordering::SeqCst);
         let spawned = std::thread::Builder::new()
             .name("plimsoll-docker-rm".into())
             .spawn(move || {
@@ -186,8 +202,10 @@ impl Drop for Live {
                 if !ok {
                     tracing::warn!(container = %name, "could not remove a dropped run's container; the orphan reconcile will");
                 }
+                removing.fetch_sub(1, Ordering::SeqCst);
             });
         if spawned.is_err() {
+            self.live.1.fetch_sub(1, Ordering::SeqCst);
             tracing::warn!(
                 "could not start the removal thread; the orphan reconcile will remove the container"
             );

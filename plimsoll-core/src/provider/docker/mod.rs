@@ -555,4 +555,18 @@ impl Provider for DockerProvider {
     async fn reconcile_orphans(&self) -> Result<usize> {
         reconcile::reconcile(&self.inner).await
     }
+
+    async fn shutdown(&self) {
+        // A process that exits takes the detached removal threads of dropped
+        // runs and pool members with it: wait for them, then sweep.
+        self.pool.close(Duration::from_secs(30)).await;
+        if !self.inner.live.settled(Duration::from_secs(10)).await {
+            tracing::warn!("container removals still running at shutdown");
+        }
+        match reconcile::reconcile(&self.inner).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(removed = n, "shutdown: removed leftover containers"),
+            Err(e) => tracing::warn!(error = e.message(), "shutdown: reconcile failed"),
+        }
+    }
 }

@@ -687,11 +687,15 @@ impl SessionSandbox for DockerSession {
             Answer(Option<Answer>),
             Deadline,
             Cancelled,
+            Stopped,
         }
+        // The container's own end (an OOM kill takes a whole runsc sandbox)
+        // may leave the interpreter's stream open: watch for it, too.
         let end = tokio::select! {
             a = talk => End::Answer(a),
             _ = tokio::time::sleep_until(deadline) => End::Deadline,
             _ = ctx.cancel.cancelled() => End::Cancelled,
+            _ = self.stopped.cancelled() => End::Stopped,
         };
         let b64 = base64::engine::general_purpose::STANDARD;
         match end {
@@ -724,6 +728,13 @@ impl SessionSandbox for DockerSession {
                     self.kill(i.pid).await;
                 }
                 return Err(cancelled());
+            }
+            End::Stopped => {
+                interps.remove(lang);
+                return Err(Error::session_ended(
+                    SessionEnd::MainProcessEnded,
+                    "the session's container stopped during the call",
+                ));
             }
         }
         Ok(result)
@@ -853,6 +864,7 @@ const POOL_LABEL: &str = "pool";
 pub(crate) struct Pool {
     members: Mutex<Vec<DockerSession>>,
     filling: std::sync::atomic::AtomicUsize,
+    closed: std::sync::atomic::AtomicBool,
     size: usize,
     lifetime: Duration,
 }
@@ -863,8 +875,24 @@ impl Pool {
         Pool {
             members: Mutex::new(Vec::new()),
             filling: std::sync::atomic::AtomicUsize::new(0),
+            closed: std::sync::atomic::AtomicBool::new(false),
             size,
             lifetime,
+        }
+    }
+
+    /// Stops refilling, drops every member (each removes its container) and
+    /// waits, at most `budget`, for members still being made to be dropped too.
+    pub(crate) async fn close(&self, budget: Duration) {
+        use std::sync::atomic::Ordering;
+        self.closed.store(true, Ordering::SeqCst);
+        let deadline = tokio::time::Instant::now() + budget;
+        loop {
+            drop(std::mem::take(&mut *self.members()));
+            if self.filling.load(Ordering::SeqCst) == 0 || tokio::time::Instant::now() >= deadline {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 
@@ -894,7 +922,9 @@ impl Pool {
 pub(crate) fn refill(inner: &Arc<Inner>, pool: &Arc<Pool>) {
     use std::sync::atomic::Ordering;
     loop {
-        if pool.ready() + pool.filling.load(Ordering::SeqCst) >= pool.size {
+        if pool.closed.load(Ordering::SeqCst)
+            || pool.ready() + pool.filling.load(Ordering::SeqCst) >= pool.size
+        {
             return;
         }
         pool.filling.fetch_add(1, Ordering::SeqCst);
@@ -912,6 +942,8 @@ pub(crate) fn refill(inner: &Arc<Inner>, pool: &Arc<Pool>) {
                 return;
             };
             match made {
+                // A member made after the pool closed is dropped: its container goes.
+                Ok(m) if pool.closed.load(Ordering::SeqCst) => drop(m),
                 Ok(m) => pool.members().push(m),
                 Err(e) => tracing::warn!(error = %e, "a warm session container could not be made"),
             }
