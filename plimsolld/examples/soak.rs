@@ -14,9 +14,9 @@
 //! and a session of three cells (Python and JavaScript). Every answer's record
 //! is verified by the client, every outcome is checked. The run goes in ten
 //! phases; after each, at rest, the daemon's RSS, fds and threads are sampled.
-//! The end must be within bounds of the warm baseline (after phase two) and the
-//! least-squares slope of RSS over the last six phases near zero. Exits
-//! non-zero on any failure.
+//! The end must be within bounds of the warm baseline (after phase two), and
+//! the least-squares trend of RSS over the last six phases must project less
+//! than 4 MiB of growth across them. Exits non-zero on any failure.
 #![expect(
     clippy::unwrap_used,
     reason = "a harness that cannot do its job should stop loudly"
@@ -418,16 +418,19 @@ async fn main() {
     println!("  containers left        {leaked}");
     println!("  daemon exit            {status}");
     // Bounds, at rest: fds back to the warm baseline; threads no higher than
-    // warm plus a few of tokio's workers; RSS within 10% (or 16 MiB) of warm
-    // and no steady growth (under 1 KiB per iteration over the last six phases).
-    let rss_ok = end.0 <= base.1 * 1.10 || end.0 <= base.1 + 16.0 * 1024.0;
+    // warm plus a few of tokio's workers; RSS within 10% (or 16 MiB) of warm,
+    // and its trend over the last six phases projecting under 4 MiB of growth
+    // across them (allocator noise is a few hundred KiB; a leak of 1 KiB per
+    // run over a long soak is tens of MiB).
+    let window = rest.last().map_or(0.0, |l| l.0) - rest.first().map_or(0.0, |f| f.0);
+    let rss_ok = (end.0 <= base.1 * 1.10 || end.0 <= base.1 + 16.0 * 1024.0)
+        && rss_slope * window < 4.0 * 1024.0;
     let ok = failed == 0
         && leaked == 0
         && status.success()
         && end.1 <= base.2 + 2.0
         && end.2 <= base.3 + 4.0
-        && rss_ok
-        && rss_slope < 1.0;
+        && rss_ok;
     if !ok {
         eprintln!("FAILED: the soak did not end flat and clean");
         std::process::exit(1);
