@@ -337,7 +337,8 @@ impl Engine {
         }
     }
 
-    /// Ends every session (daemon shutdown) and waits for their sandboxes to close.
+    /// Ends every session (daemon shutdown), waits for their sandboxes to
+    /// close, then lets the provider finish its removals and sweep what is left.
     pub async fn shutdown(&self) {
         if let Some(s) = &self.sessions {
             s.shutdown().await;
