@@ -37,8 +37,8 @@ info = c.describe()
 print(f"daemon: provider={info.provider} tier={info.isolation} protocol={info.protocol}")
 try:
     r = c.run_javascript("console.log(6*7)", minimum_isolation="process")
-    print(f"stdout={r.stdout!r} exit={r.exit_code} isolation={r.isolation}")
-    print(f"record verified by the client: {r.record.record_sha256}")
+    print(f"stdout={r.stdout.decode(errors='replace')!r} exit={r.exit_code} isolation={r.isolation}")
+    print(f"record verified by the client: {r.record.sha256}")
 except errors.PlimsollError as e:
     print(f"refused: {type(e).__name__} (not_dispatched={e.not_dispatched}): {e}")
 PY
