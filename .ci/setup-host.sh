@@ -118,7 +118,7 @@ stage_config() {
   "runtimes": {
     "runsc": {
       "path": "$runsc",
-      "runtimeArgs": ["--host-uds=open", "--network=none"]
+      "runtimeArgs": ["--host-uds=open", "--network=none", "--oci-seccomp"]
     }
   }
 }

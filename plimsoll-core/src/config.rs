@@ -130,8 +130,8 @@ pub const VARIABLES: &[Var] = &[
     },
     Var {
         name: "SANDBOX_DOCKER_SECCOMP",
-        default: "docker's default profile",
-        help: "docker: a seccomp profile path (e.g. images/seccomp.json) or unconfined; refused under runsc",
+        default: "plimsoll",
+        help: "docker: plimsoll (the shipped deny-by-default profile), docker-default (docker's own, weaker: AF_VSOCK, AF_NETLINK, io_uring), unconfined (no filter), or a profile path; applied under runc and, inside gVisor, under runsc (registered with --oci-seccomp)",
     },
     Var {
         name: "SANDBOX_GUEST_UID",
@@ -349,15 +349,35 @@ impl DockerRuntime {
     }
 }
 
-/// The seccomp profile runc runs apply (`SANDBOX_DOCKER_SECCOMP`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The seccomp profile every docker run applies (`SANDBOX_DOCKER_SECCOMP`),
+/// under runc by the host kernel and under runsc inside gVisor (which needs
+/// `--oci-seccomp` in its registration; the startup proof checks it).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum SeccompSetting {
-    /// Docker's built-in default profile.
+    /// The profile this project ships (`images/seccomp.json`, embedded in the
+    /// build): deny by default, AF_UNIX sockets only. The default.
+    #[default]
+    Shipped,
+    /// Docker's built-in default profile, asked for by name (`docker-default`):
+    /// weaker — it allows AF_VSOCK, AF_NETLINK, AF_INET sockets and io_uring.
     DockerDefault,
-    /// No seccomp filter at all (refused by nothing here, but never a default).
+    /// No seccomp filter at all, asked for by name (`unconfined`).
     Unconfined,
-    /// A profile file, read and sent inline with every create.
+    /// A profile file, read at startup and sent inline with every create.
     Profile(std::path::PathBuf),
+}
+
+impl SeccompSetting {
+    /// The name evidence carries: `plimsoll`, `docker-default`, `unconfined`
+    /// or `file` (a profile path; the policy digest covers its text).
+    pub fn name(&self) -> &'static str {
+        match self {
+            SeccompSetting::Shipped => "plimsoll",
+            SeccompSetting::DockerDefault => "docker-default",
+            SeccompSetting::Unconfined => "unconfined",
+            SeccompSetting::Profile(_) => "file",
+        }
+    }
 }
 
 /// The docker provider's settings. Parsed for every provider, so that a docker
@@ -394,7 +414,7 @@ impl Default for DockerSettings {
             runtime_name: "runc".into(),
             image: "plimsoll/snippet:latest".into(),
             project_image: "plimsoll/project:latest".into(),
-            seccomp: SeccompSetting::DockerDefault,
+            seccomp: SeccompSetting::Shipped,
             guest_uid: 61000,
             docker_host: None,
             docker_context: None,
@@ -472,25 +492,20 @@ impl DockerSettings {
                 *slot = v;
             }
         }
-        s.seccomp = match env.get("SANDBOX_DOCKER_SECCOMP") {
-            None => SeccompSetting::DockerDefault,
-            Some(v) if v == "unconfined" => SeccompSetting::Unconfined,
+        s.seccomp = match env.get("SANDBOX_DOCKER_SECCOMP").as_deref() {
+            None | Some("plimsoll") => SeccompSetting::Shipped,
+            Some("docker-default") => SeccompSetting::DockerDefault,
+            Some("unconfined") => SeccompSetting::Unconfined,
             Some(v) if v.starts_with('/') || v.starts_with('.') || v.contains('/') => {
                 SeccompSetting::Profile(v.into())
             }
             Some(v) => {
                 return Err(ConfigError::new(
                     "SANDBOX_DOCKER_SECCOMP",
-                    format!("{v:?} is neither a profile path nor unconfined"),
+                    format!("{v:?} is not plimsoll, docker-default, unconfined or a profile path"),
                 ));
             }
         };
-        if s.runtime == DockerRuntime::Runsc && s.seccomp != SeccompSetting::DockerDefault {
-            return Err(ConfigError::new(
-                "SANDBOX_DOCKER_SECCOMP",
-                "runsc does not apply a seccomp profile to the guest (gVisor answers its system calls); unset it",
-            ));
-        }
         if let Some(uid) = env.u32("SANDBOX_GUEST_UID")? {
             if !valid_guest_uid(uid) {
                 return Err(ConfigError::new(
@@ -809,6 +824,25 @@ mod tests {
             c.docker.seccomp,
             SeccompSetting::Profile("images/seccomp.json".into())
         );
+        // The shipped profile is the default; weaker ones are asked for by name,
+        // under either runtime.
+        assert_eq!(c.docker.seccomp.name(), "file");
+        assert_eq!(DockerSettings::default().seccomp, SeccompSetting::Shipped);
+        for (v, want) in [
+            ("plimsoll", SeccompSetting::Shipped),
+            ("docker-default", SeccompSetting::DockerDefault),
+            ("unconfined", SeccompSetting::Unconfined),
+        ] {
+            for rt in ["runc", "runsc"] {
+                let c = docker(&[
+                    ("SANDBOX_DOCKER_SECCOMP", v),
+                    ("SANDBOX_DOCKER_RUNTIME", rt),
+                ])
+                .unwrap();
+                assert_eq!(c.docker.seccomp, want);
+                assert_eq!(c.docker.seccomp.name(), v);
+            }
+        }
 
         for (pairs, var) in [
             (
@@ -825,13 +859,6 @@ mod tests {
             ),
             (
                 vec![("SANDBOX_DOCKER_SECCOMP", "strict")],
-                "SANDBOX_DOCKER_SECCOMP",
-            ),
-            (
-                vec![
-                    ("SANDBOX_DOCKER_RUNTIME", "runsc"),
-                    ("SANDBOX_DOCKER_SECCOMP", "unconfined"),
-                ],
                 "SANDBOX_DOCKER_SECCOMP",
             ),
             (vec![("SANDBOX_GUEST_UID", "0")], "SANDBOX_GUEST_UID"),

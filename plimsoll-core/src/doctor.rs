@@ -331,31 +331,35 @@ pub fn host_checks(root: &Path) -> Vec<Check> {
 /// sockets reaching the hypervisor; the shipped profile (AF_UNIX only) and
 /// runsc deny the family.
 pub fn vsock_check(root: &Path, config: &Config) -> Check {
-    use crate::config::{DockerRuntime, SeccompSetting};
+    use crate::config::DockerRuntime;
     if !root.join("dev/vsock").exists() {
         return Check::new("host", "/dev/vsock", Level::Ok, "absent");
     }
-    match (config.docker.runtime, &config.docker.seccomp) {
+    let vsock = crate::provider::docker::doctor::refuses_vsock(&config.docker.seccomp);
+    match (config.docker.runtime, vsock) {
         (DockerRuntime::Runsc, _) => Check::new(
             "host",
             "/dev/vsock",
             Level::Ok,
             "present; runsc refuses the AF_VSOCK family",
         ),
-        (DockerRuntime::Runc, SeccompSetting::Profile(p)) => Check::new(
+        (DockerRuntime::Runc, true) => Check::new(
             "host",
             "/dev/vsock",
             Level::Ok,
             format!(
-                "present; runc runs apply {} (the shipped images/seccomp.json allows AF_UNIX sockets only, denying AF_VSOCK)",
-                p.display()
+                "present; runc runs apply the seccomp profile {}, which refuses AF_VSOCK sockets",
+                config.docker.seccomp.name()
             ),
         ),
-        (DockerRuntime::Runc, _) => Check::new(
+        (DockerRuntime::Runc, false) => Check::new(
             "host",
             "/dev/vsock",
             Level::Warn,
-            "present, and runc runs use docker's default seccomp profile (or none), which lets a guest open AF_VSOCK sockets to the hypervisor; set SANDBOX_DOCKER_SECCOMP=images/seccomp.json",
+            format!(
+                "present, and runc runs apply the seccomp profile {}, which lets a guest open AF_VSOCK sockets to the hypervisor; unset SANDBOX_DOCKER_SECCOMP for the shipped profile",
+                config.docker.seccomp.name()
+            ),
         ),
     }
 }
@@ -466,8 +470,15 @@ pids\t2\t70\t0
         use crate::config::{DockerRuntime, SeccompSetting};
         let d = tree(&[("dev/vsock", "")]);
         let mut config = Config::default();
+        // The default is the shipped profile, which refuses AF_VSOCK.
+        assert_eq!(vsock_check(d.path(), &config).level, Level::Ok);
+        config.docker.seccomp = SeccompSetting::DockerDefault;
         assert_eq!(vsock_check(d.path(), &config).level, Level::Warn);
-        config.docker.seccomp = SeccompSetting::Profile("images/seccomp.json".into());
+        config.docker.seccomp = SeccompSetting::Unconfined;
+        assert_eq!(vsock_check(d.path(), &config).level, Level::Warn);
+        config.docker.seccomp = SeccompSetting::Profile(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../images/seccomp.json").into(),
+        );
         assert_eq!(vsock_check(d.path(), &config).level, Level::Ok);
         config.docker.seccomp = SeccompSetting::DockerDefault;
         config.docker.runtime = DockerRuntime::Runsc;

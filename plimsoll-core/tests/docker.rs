@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use bollard::Docker;
 use bollard::query_parameters::ListContainersOptionsBuilder;
-use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, ProviderKind, SeccompSetting};
+use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, ProviderKind};
 use plimsoll_core::engine::{Caller, Engine};
 use plimsoll_core::provider::Provider;
 use plimsoll_core::provider::docker::DockerProvider;
@@ -31,17 +31,14 @@ fn seccomp_profile() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../images/seccomp.json")
 }
 
-/// A docker config for `rt` with a fresh instance; runc runs get the shipped
-/// seccomp profile.
+/// A docker config for `rt` with a fresh instance and the defaults (the
+/// shipped seccomp profile under both runtimes).
 fn config(rt: DockerRuntime, tag: &str) -> Config {
-    let mut docker = DockerSettings {
+    let docker = DockerSettings {
         runtime: rt,
         runtime_name: rt.as_str().into(),
         ..DockerSettings::default()
     };
-    if rt == DockerRuntime::Runc {
-        docker.seccomp = SeccompSetting::Profile(seccomp_profile());
-    }
     Config {
         provider: ProviderKind::Docker,
         instance: format!(
@@ -481,15 +478,12 @@ async fn docker_inspect_of_a_running_run_shows_every_lockdown_setting() {
                 "{sec:?}"
             );
             let seccomp: Vec<&String> = sec.iter().filter(|s| s.starts_with("seccomp=")).collect();
-            match rt {
-                DockerRuntime::Runc => {
-                    assert_eq!(seccomp.len(), 1);
-                    let sent: serde_json::Value =
-                        serde_json::from_str(&seccomp[0]["seccomp=".len()..]).unwrap();
-                    assert_eq!(sent, profile, "the inline profile is the shipped one");
-                }
-                DockerRuntime::Runsc => assert!(seccomp.is_empty(), "{sec:?}"),
-            }
+            // The shipped profile by default, under both runtimes (gVisor
+            // applies it inside the sandbox: runsc has --oci-seccomp).
+            assert_eq!(seccomp.len(), 1, "{sec:?}");
+            let sent: serde_json::Value =
+                serde_json::from_str(&seccomp[0]["seccomp=".len()..]).unwrap();
+            assert_eq!(sent, profile, "the inline profile is the shipped one");
             assert!(!sec.iter().any(|s| s.contains("unconfined")));
             assert_eq!(c.user.as_deref(), Some(user));
             assert_eq!(h.memory, Some(256 << 20));
@@ -977,12 +971,10 @@ async fn hostile_code_is_contained_and_the_engine_keeps_serving() {
             out.contains("nosocket 40\n"),
             "AF_VSOCK must not even open: {out}"
         );
-        if rt == DockerRuntime::Runc {
-            assert_eq!(
-                out, "nosocket 2\nnosocket 10\nnosocket 40\n",
-                "the shipped profile allows AF_UNIX only"
-            );
-        }
+        assert_eq!(
+            out, "nosocket 2\nnosocket 10\nnosocket 40\n",
+            "the shipped profile allows AF_UNIX only, under runc and inside gVisor"
+        );
 
         // Privilege escalation: no sudo, su fails, setuid(0) fails, no_new_privs.
         let r = run_project(

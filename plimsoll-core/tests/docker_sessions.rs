@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use bollard::Docker;
 use bollard::query_parameters::ListContainersOptionsBuilder;
-use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, ProviderKind, SeccompSetting};
+use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, ProviderKind};
 use plimsoll_core::engine::{Caller, Engine};
 use plimsoll_core::error::SessionEnd;
 use plimsoll_core::provider::docker::DockerProvider;
@@ -34,16 +34,11 @@ fn docker() -> Docker {
 }
 
 fn config(rt: DockerRuntime) -> Config {
-    let mut docker = DockerSettings {
+    let docker = DockerSettings {
         runtime: rt,
         runtime_name: rt.as_str().into(),
         ..DockerSettings::default()
     };
-    if rt == DockerRuntime::Runc {
-        docker.seccomp = SeccompSetting::Profile(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../images/seccomp.json"),
-        );
-    }
     Config {
         provider: ProviderKind::Docker,
         instance: format!(
@@ -256,6 +251,25 @@ async fn sessions_keep_their_promises_under_runc_and_runsc() {
         let name = rt.as_str();
         eprintln!("[{name}] started in {:?}", t.elapsed());
 
+        // Interpreters started at open for the language hints: the first
+        // cell each runs says it started fresh, the next does not.
+        let mut h = Session::open(&engine, &["javascript", "python"]).await;
+        for lang in ["javascript", "python"] {
+            let first = h.cell(lang, "1 + 1", &[], 20_000).await;
+            let second = h.cell(lang, "2 + 2", &[], 20_000).await;
+            assert_eq!(
+                (
+                    text(&first.stdout),
+                    first.interpreter_started,
+                    text(&second.stdout),
+                    second.interpreter_started
+                ),
+                ("2\n".into(), true, "4\n".into(), false),
+                "[{name}] {lang} with a hint"
+            );
+        }
+        h.close().await;
+
         // A chain: snippet, project, cell with files, cell using earlier state.
         let mut s = Session::open(&engine, &[]).await;
         let fp = s.fingerprint();
@@ -459,10 +473,18 @@ async fn a_warm_pool_hands_each_member_to_one_session_and_refills() {
         let mut s = Session::open(&engine, &["python"]).await;
         let c = s.cell("python", "x = 41\nx + 1", &[], 20_000).await;
         eprintln!("[{name}] pooled open + first cell {:?}", t.elapsed());
+        // A warm interpreter, started before the session opened, is still
+        // fresh to the first cell it runs; the next cell sees its state.
         assert_eq!(
             (text(&c.stdout), c.interpreter_started),
-            ("42\n".into(), false),
-            "[{name}] a warm interpreter"
+            ("42\n".into(), true),
+            "[{name}] the first cell of a warm interpreter"
+        );
+        let c = s.cell("python", "x", &[], 20_000).await;
+        assert_eq!(
+            (text(&c.stdout), c.interpreter_started),
+            ("41\n".into(), false),
+            "[{name}] the second cell"
         );
         // The pool refills in the background with a fresh member.
         wait_pool(&provider, 1).await;

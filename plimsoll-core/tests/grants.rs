@@ -287,7 +287,7 @@ async fn wasm_host_exists_only_in_granted_runs() {
 #[cfg(feature = "docker")]
 mod docker {
     use super::*;
-    use plimsoll_core::config::{DockerRuntime, DockerSettings, SeccompSetting};
+    use plimsoll_core::config::{DockerRuntime, DockerSettings};
     use plimsoll_core::request::{ProjectFile, ProjectRun};
     use plimsoll_core::result::ProjectResult;
 
@@ -298,18 +298,13 @@ mod docker {
     }
 
     async fn engine(base: &str, rt: DockerRuntime) -> Engine {
-        let mut docker = DockerSettings {
+        let docker = DockerSettings {
             runtime: rt,
             runtime_name: rt.as_str().into(),
             image: image("PLIMSOLL_SNIPPET_IMAGE", "plimsoll/snippet:latest"),
             project_image: image("PLIMSOLL_PROJECT_IMAGE", "plimsoll/project:latest"),
             ..DockerSettings::default()
         };
-        if rt == DockerRuntime::Runc {
-            docker.seccomp = SeccompSetting::Profile(
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../images/seccomp.json"),
-            );
-        }
         let config = Config {
             provider: ProviderKind::Docker,
             instance: format!(

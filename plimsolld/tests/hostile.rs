@@ -743,12 +743,6 @@ impl Tier {
                     ("SANDBOX_MAX_SESSIONS", "2".into()),
                     ("SANDBOX_MEMORY_MB", "256".into()),
                 ]);
-                if rt == "runc" {
-                    env.push((
-                        "SANDBOX_DOCKER_SECCOMP",
-                        root().join("images/seccomp.json").display().to_string(),
-                    ));
-                }
             }
         }
         let containers = (name != "wasm").then(|| Containers::watch(&instance));

@@ -1,5 +1,5 @@
-# why: under runc the guest runs in seccomp filter mode (Seccomp: 2), the shipped profile
-# tiers: runc
+# why: the guest runs in seccomp filter mode (Seccomp: 2) with the defaults, under runc and inside gVisor (which reports its own filter state), the shipped profile
+# tiers: runc runsc session
 # expect: ok
 # has: ok seccomp
 st = open("/proc/self/status").read()

@@ -10,10 +10,10 @@
 //! containers). What this does not cover: the proof of the runtime not
 //! configured, and any remote daemon (refused as the provider refuses it).
 
-use crate::config::{Config, DockerRuntime, ProviderKind};
+use crate::config::{Config, DockerRuntime, ProviderKind, SeccompSetting};
 use crate::doctor::{Check, Level};
 use crate::provider::Provider;
-use crate::provider::docker::{DockerProvider, images};
+use crate::provider::docker::{DockerProvider, images, seccomp};
 
 const AREA: &str = "docker";
 /// The oldest API the provider is built and tested against (Engine 20.10).
@@ -117,10 +117,18 @@ pub(crate) async fn checks(config: &Config) -> Vec<Check> {
             }),
             DockerRuntime::Runsc => {
                 let args_s = args.join(" ");
+                let filtered = config.docker.seccomp != SeccompSetting::Unconfined;
                 out.push(if !args.iter().any(|a| a == "--network=none") {
                     missing(format!(
                         "registered ({path}) with runtimeArgs [{args_s}]: without --network=none, \
                          containers run with --network none fail to start under this runsc"
+                    ))
+                } else if filtered && !args.iter().any(|a| a == "--oci-seccomp") {
+                    missing(format!(
+                        "registered ({path}) with runtimeArgs [{args_s}]: without --oci-seccomp \
+                         gVisor ignores the container's seccomp profile, so a guest reaches user \
+                         namespaces and io_uring in the Sentry; the startup proof refuses the \
+                         kernel tier"
                     ))
                 } else {
                     ok(
@@ -144,6 +152,7 @@ pub(crate) async fn checks(config: &Config) -> Vec<Check> {
             }
         }
     }
+    out.push(profile_check(&config.docker.seccomp));
     let security = info.security_options.clone().unwrap_or_default();
     out.push(match security.iter().find(|s| s.contains("name=seccomp")) {
         Some(s) => ok("seccomp", s.clone()),
@@ -185,16 +194,85 @@ pub(crate) async fn checks(config: &Config) -> Vec<Check> {
             Ok(tier) => ok(
                 "startup proof",
                 format!(
-                    "{} proven tier {} in {} ms",
+                    "{} proven tier {} in {} ms; {}",
                     config.docker.runtime_name,
                     tier.as_str(),
-                    started.elapsed().as_millis()
+                    started.elapsed().as_millis(),
+                    provider.walls().unwrap_or_default()
                 ),
             ),
             Err(e) => fail("startup proof", e.message().to_owned()),
         });
     }
     out
+}
+
+/// What the configured seccomp profile allows among the calls that matter
+/// ([`seccomp::PROBES`]), read from the profile itself: a warning when it
+/// allows any of them, or when its rules cannot be read (docker's built-in
+/// profile, whose effect the startup proof measures) or there is none.
+pub(crate) fn profile_check(setting: &SeccompSetting) -> Check {
+    const NAME: &str = "seccomp profile";
+    let choice = match seccomp::security_opt(setting) {
+        Ok(c) => c,
+        Err(e) => return fail(NAME, e.to_string()),
+    };
+    let Some(profile) = choice.profile else {
+        return warn(
+            NAME,
+            match setting {
+                SeccompSetting::Unconfined => {
+                    "unconfined (asked for by name): no system-call filter; a runc guest reaches \
+                     AF_VSOCK, AF_NETLINK, io_uring and the rest of the host kernel's surface"
+                }
+                _ => {
+                    "docker-default (asked for by name): docker's built-in profile, whose rules the \
+                     Engine API does not expose; on Engine 20.10 it allows AF_VSOCK, AF_NETLINK and \
+                     AF_INET sockets and io_uring (the startup proof measures what it refuses)"
+                }
+            },
+        );
+    };
+    let mut allowed = Vec::new();
+    let mut refused = Vec::new();
+    for (probe, verdict) in profile.verdicts() {
+        match verdict {
+            seccomp::Verdict::Allowed => allowed.push(probe.label),
+            _ => refused.push(probe.label),
+        }
+    }
+    let which = match setting {
+        SeccompSetting::Profile(p) => p.display().to_string(),
+        _ => "plimsoll (the shipped profile)".to_owned(),
+    };
+    if allowed.is_empty() {
+        ok(NAME, format!("{which}: refuses {}", refused.join(", ")))
+    } else {
+        warn(
+            NAME,
+            format!(
+                "{which}: allows {}; refuses {}",
+                allowed.join(", "),
+                if refused.is_empty() {
+                    "none of them".to_owned()
+                } else {
+                    refused.join(", ")
+                }
+            ),
+        )
+    }
+}
+
+/// Whether `setting`'s profile refuses `AF_VSOCK` sockets (false when its
+/// rules are unreadable: docker's own profile allows the family).
+pub(crate) fn refuses_vsock(setting: &SeccompSetting) -> bool {
+    seccomp::security_opt(setting)
+        .ok()
+        .and_then(|c| c.profile)
+        .is_some_and(|p| {
+            let vsock = seccomp::PROBES[0];
+            p.verdict(vsock.name, &vsock.args) != seccomp::Verdict::Allowed
+        })
 }
 
 /// `1.41` → (1, 41).
@@ -264,6 +342,40 @@ pub(crate) fn runc_outdated(line: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn profiles_are_reported_by_what_they_allow() {
+        let c = profile_check(&SeccompSetting::Shipped);
+        assert_eq!(c.level, Level::Ok, "{}", c.detail);
+        assert!(
+            c.detail
+                .contains("refuses AF_VSOCK socket, AF_NETLINK socket"),
+            "{}",
+            c.detail
+        );
+        for weak in [SeccompSetting::DockerDefault, SeccompSetting::Unconfined] {
+            let c = profile_check(&weak);
+            assert_eq!(c.level, Level::Warn, "{}", c.detail);
+            assert!(c.detail.contains("AF_VSOCK"), "{}", c.detail);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("p.json");
+        std::fs::write(
+            &f,
+            r#"{"defaultAction":"SCMP_ACT_ERRNO","syscalls":[{"names":["socket","io_uring_setup"],"action":"SCMP_ACT_ALLOW"}]}"#,
+        )
+        .unwrap();
+        let c = profile_check(&SeccompSetting::Profile(f));
+        assert_eq!(c.level, Level::Warn);
+        assert!(
+            c.detail
+                .contains("allows AF_VSOCK socket, AF_NETLINK socket, AF_INET socket, io_uring;"),
+            "{}",
+            c.detail
+        );
+        let c = profile_check(&SeccompSetting::Profile("/nonexistent".into()));
+        assert_eq!(c.level, Level::Fail);
+    }
 
     #[test]
     fn versions_are_parsed() {

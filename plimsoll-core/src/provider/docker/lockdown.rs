@@ -85,6 +85,16 @@ pub(crate) struct Lockdown {
     pub envelope: DockerEnvelope,
     /// `seccomp=<inline JSON>` or `seccomp=unconfined`; `None` for docker's default.
     pub seccomp_opt: Option<String>,
+    /// Under runsc, the profile (compact JSON) every guest process loads
+    /// itself ([`seccomp::EXEC_LOADER`]): this gVisor filters only a
+    /// container's first process, and answers every refusal of a container's
+    /// profile with EPERM, ignoring `errnoRet` (glibc then cannot fall back
+    /// from clone3). `None` under runc (runc filters every exec, with the
+    /// profile's errnos) and when the profile's rules are not readable
+    /// (docker's default) or there is none.
+    ///
+    /// [`seccomp::EXEC_LOADER`]: super::seccomp::EXEC_LOADER
+    pub exec_filter: Option<String>,
     /// The instance label value.
     pub instance: String,
 }
@@ -170,6 +180,19 @@ impl Lockdown {
         env
     }
 
+    /// argv for guest code (a snippet's node, a step, a session's snippet or
+    /// interpreter, the proof's probes): `cmd`, through the filter loader
+    /// when [`Lockdown::exec_filter`] is set. plimsoll's own tools
+    /// (file writer, stopper, collector, cleanup) run without it: they run no
+    /// guest code, and a guest process cannot trace them (the profile refuses
+    /// ptrace).
+    pub fn guest_cmd(&self, cmd: Vec<String>) -> Vec<String> {
+        match &self.exec_filter {
+            Some(profile) => super::seccomp::filtered(profile, cmd),
+            None => cmd,
+        }
+    }
+
     /// The security options: no-new-privileges and the seccomp choice.
     pub fn security_opt(&self) -> Vec<String> {
         let mut v = vec!["no-new-privileges:true".to_string()];
@@ -200,18 +223,18 @@ impl Lockdown {
         let (user, entrypoint, workdir, stdin) = match role {
             Role::Snippet if broker.is_some() => (
                 self.guest_user(),
-                vec![
+                self.guest_cmd(vec![
                     "node".to_string(),
                     "--require".to_string(),
                     NODE_CLIENT.to_string(),
                     "-".to_string(),
-                ],
+                ]),
                 "/tmp",
                 true,
             ),
             Role::Snippet => (
                 self.guest_user(),
-                vec!["node".to_string(), "-".to_string()],
+                self.guest_cmd(vec!["node".to_string(), "-".to_string()]),
                 "/tmp",
                 true,
             ),
@@ -317,6 +340,7 @@ mod tests {
             .unwrap(),
             settings,
             seccomp_opt: Some("seccomp={}".into()),
+            exec_filter: None,
             instance: "plimsoll:t".into(),
         }
     }

@@ -28,6 +28,7 @@ mod reconcile;
 mod seccomp;
 mod session;
 mod snippet;
+mod walls;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -81,6 +82,8 @@ struct State {
     project_languages: Vec<String>,
     session_languages: Vec<String>,
     drift: Option<String>,
+    /// What the startup proof showed of the system-call walls.
+    walls: Option<String>,
 }
 
 /// What every part of the provider shares.
@@ -92,6 +95,9 @@ pub(crate) struct Inner {
     state: Mutex<State>,
     preflight: tokio::sync::Mutex<Option<(Instant, Result<()>)>>,
     policy: String,
+    /// The seccomp profile's rules, when readable (not docker's default or
+    /// unconfined): what the startup proof expects to see refused.
+    seccomp: Option<seccomp::Profile>,
     /// `SANDBOX_SESSION_DISK_MB`: a session's `/work` budget (0 = unchecked).
     session_disk_mb: u32,
     /// Sessions are on (`SANDBOX_MAX_SESSIONS > 0`): the startup proof opens one.
@@ -319,9 +325,22 @@ impl DockerProvider {
         let envelope = DockerEnvelope::from_settings(&config.resources, settings.runtime)?;
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let socket = endpoint::resolve(&settings, home.as_deref())?;
-        let (seccomp_opt, profile) = seccomp::security_opt(&settings.seccomp)?;
+        let seccomp = seccomp::security_opt(&settings.seccomp)?;
+        let runtime = settings.runtime;
+        // Under runsc every guest process loads the profile itself; gVisor
+        // gets a variant it can apply to a container's first process.
+        let (seccomp_opt, exec_filter) = match (&seccomp.profile, runtime) {
+            (Some(p), DockerRuntime::Runsc) => (
+                Some(format!("seccomp={}", p.for_gvisor())),
+                Some(seccomp.digest_text.clone()),
+            ),
+            _ => (seccomp.opt.clone(), None),
+        };
+        // The policy names the seccomp profile a run had, and its digest
+        // covers the runtime, the envelope and the profile's text.
         let policy = format!(
-            "sha256:{}",
+            "docker-policy:seccomp={}:sha256:{}",
+            settings.seccomp.name(),
             hex::encode(Sha256::digest(
                 serde_json::json!({
                     "runtime": settings.runtime.as_str(),
@@ -330,7 +349,7 @@ impl DockerProvider {
                     "pids": envelope.pids,
                     "tmpfs_mb": [envelope.tmp_mb, envelope.shm_mb, envelope.work_mb],
                     "guest_uid": settings.guest_uid,
-                    "seccomp": profile,
+                    "seccomp": seccomp.digest_text,
                 })
                 .to_string()
             ))
@@ -343,12 +362,14 @@ impl DockerProvider {
                     settings,
                     envelope,
                     seccomp_opt,
+                    exec_filter,
                     instance: config.instance.clone(),
                 },
                 live: LiveSet::default(),
                 state: Mutex::new(State::default()),
                 preflight: tokio::sync::Mutex::new(None),
                 policy,
+                seccomp: seccomp.profile,
                 session_disk_mb: config.sessions.disk_mb,
                 sessions_on: config.sessions.enabled(),
                 recovered: std::sync::atomic::AtomicBool::new(false),
@@ -363,6 +384,13 @@ impl DockerProvider {
     /// The docker socket this provider talks to.
     pub fn socket(&self) -> &std::path::Path {
         &self.inner.socket
+    }
+
+    /// What the startup proof showed of the system-call walls — the kernel
+    /// that answers the guest and the seccomp profile in force, with the
+    /// probed calls it refuses — or `None` before a proof passed.
+    pub fn walls(&self) -> Option<String> {
+        self.inner.state().walls.clone()
     }
 
     /// How many warm session containers wait in the pool now.
@@ -494,15 +522,28 @@ impl Provider for DockerProvider {
         self.inner.preflight_now().await?;
         let snippet = self.inner.pinned(Role::Snippet)?;
         let project = self.inner.pinned(Role::Project)?;
-        let js = proof::prove_image(&self.inner, Role::Proof { work: false }, &snippet).await?;
+        let (js, js_probe) =
+            proof::prove_image(&self.inner, Role::Proof { work: false }, &snippet).await?;
         if !js.iter().any(|l| l == "javascript") {
             return Err(Error::infrastructure(format!(
                 "startup proof failed for image {}: node does not start in the snippet image",
                 snippet.reference
             )));
         }
-        let languages =
+        let (languages, project_probe) =
             proof::prove_image(&self.inner, Role::Proof { work: true }, &project).await?;
+        let (image, inside) = match (project_probe, js_probe) {
+            (Some(o), _) => (&project, o),
+            (None, Some(o)) => (&snippet, o),
+            (None, None) => {
+                return Err(Error::infrastructure(
+                    "startup proof failed: neither image starts python3, which the system-call probe needs",
+                ));
+            }
+        };
+        let shown = walls::prove(&self.inner, image, &inside).await?;
+        tracing::info!(walls = %shown.summary, "startup proof: system-call walls");
+        self.inner.state().walls = Some(shown.summary);
         proof::run_paths(&self.inner).await?;
         let session_languages = if self.inner.sessions_on {
             session::prove(&self.inner).await?

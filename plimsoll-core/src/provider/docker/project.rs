@@ -73,7 +73,7 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
     let guest = p.lockdown.guest_user();
     let spec = |cmd: Vec<String>, stdin: Option<Vec<u8>>, cap: usize| ExecSpec {
         user: guest.clone(),
-        cmd,
+        cmd: p.lockdown.guest_cmd(cmd),
         workdir: WORK.into(),
         // Only steps (the ones without stdin) end with their own process.
         end_with_process: stdin.is_none(),

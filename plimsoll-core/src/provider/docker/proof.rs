@@ -28,9 +28,11 @@ use crate::provider::RunContext;
 use crate::provider::docker::container::Live;
 use crate::provider::docker::exec::{self, Ended, ExecSpec};
 use crate::provider::docker::images::PinnedImage;
-use crate::provider::docker::lockdown::{BROKER_DIR, BROKER_SOCKET, Role, container_name};
+use crate::provider::docker::lockdown::{
+    BROKER_DIR, BROKER_SOCKET, Lockdown, Role, container_name,
+};
 use crate::provider::docker::snippet::unix_after;
-use crate::provider::docker::{Inner, mounts, project, snippet};
+use crate::provider::docker::{Inner, mounts, project, snippet, walls};
 use crate::request::{JavaScriptRun, ProjectFile, ProjectRun};
 use crate::result::ProjectOutcome;
 
@@ -131,19 +133,27 @@ except OSError as e:
 async fn sh(
     docker: &Docker,
     live: &Live,
-    user: &str,
+    l: &Lockdown,
     script: &str,
     args: &[String],
 ) -> Result<String> {
     let mut cmd = vec!["sh".into(), "-c".into(), script.into(), "sh".into()];
     cmd.extend_from_slice(args);
-    run(docker, live, user, cmd).await
+    run(docker, live, l, cmd).await
 }
 
-async fn run(docker: &Docker, live: &Live, user: &str, cmd: Vec<String>) -> Result<String> {
+/// Runs `cmd` as the guest in the proof container `live`, exactly as a
+/// run's guest processes start under the lockdown `l`; its stdout, or an
+/// infrastructure error unless it exits 0.
+pub(crate) async fn run(
+    docker: &Docker,
+    live: &Live,
+    l: &Lockdown,
+    cmd: Vec<String>,
+) -> Result<String> {
     let spec = ExecSpec {
-        user: user.into(),
-        cmd,
+        user: l.guest_user(),
+        cmd: l.guest_cmd(cmd),
         workdir: "/".into(),
         stdin: None,
         cap: 1 << 20,
@@ -191,8 +201,14 @@ fn host_pids_max(pid: i64) -> std::result::Result<String, String> {
         .map_err(|e| format!("reading {}: {e}", file.display()))
 }
 
-/// Proves one image under `role`; returns the languages whose interpreters start.
-pub(crate) async fn prove_image(p: &Inner, role: Role, image: &PinnedImage) -> Result<Vec<String>> {
+/// Proves one image under `role`; returns the languages whose interpreters
+/// start and, where python3 starts, what the system-call probe of
+/// [`walls`](super::walls) saw in this container.
+pub(crate) async fn prove_image(
+    p: &Inner,
+    role: Role,
+    image: &PinnedImage,
+) -> Result<(Vec<String>, Option<walls::Observed>)> {
     let docker = p.client().await?;
     let l = &p.lockdown;
     let socket = ProbeSocket::open()
@@ -212,14 +228,13 @@ pub(crate) async fn prove_image(p: &Inner, role: Role, image: &PinnedImage) -> R
             format!("the proof container did not start: {}", e.message()),
         )
     })?;
-    let guest = l.guest_user();
     let promises = l.promises(role);
 
     // The mount table.
     let table = run(
         docker,
         &live,
-        &guest,
+        l,
         vec!["cat".into(), "/proc/self/mountinfo".into()],
     )
     .await?;
@@ -228,7 +243,7 @@ pub(crate) async fn prove_image(p: &Inner, role: Role, image: &PinnedImage) -> R
         mounts::judge(&mounts, &promises, l.settings.runtime).map_err(|e| failed(image, e))?;
 
     // Writes at every mount point.
-    let writes = sh(docker, &live, &guest, WRITES, &points).await?;
+    let writes = sh(docker, &live, l, WRITES, &points).await?;
     for m in &points {
         let promised = promises.iter().any(|p| p.path == m);
         let wrote = writes.lines().any(|x| x == format!("wrote {m}"));
@@ -251,7 +266,7 @@ pub(crate) async fn prove_image(p: &Inner, role: Role, image: &PinnedImage) -> R
     }
 
     // Status, interfaces, limits, languages.
-    let facts = sh(docker, &live, &guest, FACTS, &[]).await?;
+    let facts = sh(docker, &live, l, FACTS, &[]).await?;
     let fact = |k: &str| {
         facts
             .lines()
@@ -274,12 +289,6 @@ pub(crate) async fn prove_image(p: &Inner, role: Role, image: &PinnedImage) -> R
                 format!("the guest holds capabilities ({cap} {:?})", fact(cap)),
             ));
         }
-    }
-    if l.settings.runtime == DockerRuntime::Runc
-        && l.seccomp_opt.as_deref() != Some("seccomp=unconfined")
-        && fact("Seccomp:").as_deref() != Some("2")
-    {
-        return Err(failed(image, "the guest runs without a seccomp filter"));
     }
     let ifaces: Vec<&str> = facts
         .lines()
@@ -327,7 +336,7 @@ pub(crate) async fn prove_image(p: &Inner, role: Role, image: &PinnedImage) -> R
         run(
             docker,
             &live,
-            &guest,
+            l,
             vec!["node".into(), "-e".into(), SOCKET_NODE.into(), target],
         )
         .await?
@@ -335,7 +344,7 @@ pub(crate) async fn prove_image(p: &Inner, role: Role, image: &PinnedImage) -> R
         run(
             docker,
             &live,
-            &guest,
+            l,
             vec!["python3".into(), "-c".into(), SOCKET_PYTHON.into(), target],
         )
         .await?
@@ -351,9 +360,14 @@ pub(crate) async fn prove_image(p: &Inner, role: Role, image: &PinnedImage) -> R
             ),
         ));
     }
+    let probe = if languages.iter().any(|x| x == "python") {
+        Some(walls::observe(docker, &live, l).await?)
+    } else {
+        None
+    };
     live.remove().await?;
     drop(socket);
-    Ok(languages)
+    Ok((languages, probe))
 }
 
 /// Runs the real snippet and project paths once, exactly as a run does.

@@ -98,6 +98,10 @@ struct Interp {
     input: Input,
     output: Output,
     buf: Vec<u8>,
+    /// Whether a cell has been sent to this interpreter: the first cell it
+    /// runs reports `interpreter_started`, whether it was started for that
+    /// cell or at open for a language hint (or by the warm pool).
+    used: bool,
 }
 
 impl Interp {
@@ -390,7 +394,7 @@ impl DockerSession {
                     tty: Some(false),
                     user: Some(self.inner.lockdown.guest_user()),
                     working_dir: Some(WORK.into()),
-                    cmd: Some(cmd),
+                    cmd: Some(self.inner.lockdown.guest_cmd(cmd)),
                     privileged: Some(false),
                     ..CreateExecOptions::default()
                 },
@@ -416,6 +420,7 @@ impl DockerSession {
             input,
             output,
             buf: Vec::new(),
+            used: false,
         };
         let ready = tokio::time::timeout(KERNEL_START, i.line()).await;
         let line = match ready {
@@ -475,7 +480,9 @@ impl SessionSandbox for DockerSession {
         ctx: &RunContext,
     ) -> Result<JavaScriptResult> {
         let spec = self.spec(
-            vec!["node".into(), "-".into()],
+            self.inner
+                .lockdown
+                .guest_cmd(vec!["node".into(), "-".into()]),
             Some(job.code.clone().into_bytes()),
             OUTPUT_CAP,
             true,
@@ -521,7 +528,9 @@ impl SessionSandbox for DockerSession {
         for (i, step) in job.steps.iter().enumerate() {
             let n = i + 1;
             let spec = self.spec(
-                vec!["sh".into(), "-c".into(), step.clone()],
+                self.inner
+                    .lockdown
+                    .guest_cmd(vec!["sh".into(), "-c".into(), step.clone()]),
                 None,
                 STEP_CAP,
                 true,
@@ -663,11 +672,11 @@ impl SessionSandbox for DockerSession {
         if !interps.contains_key(lang) {
             let i = self.start_interp(lang).await?;
             interps.insert(lang.to_string(), i);
-            result.interpreter_started = true;
         }
         let Some(interp) = interps.get_mut(lang) else {
             return Err(Error::infrastructure("the interpreter vanished"));
         };
+        result.interpreter_started = !std::mem::replace(&mut interp.used, true);
         let nonce = hex::encode(rand::random::<[u8; 16]>());
         let mut req = serde_json::to_vec(&serde_json::json!({"nonce": nonce, "code": job.code}))
             .map_err(|e| Error::infrastructure(format!("encoding a cell: {e}")))?;
@@ -1037,6 +1046,11 @@ async fn prove_on(s: &DockerSession) -> Result<Vec<String>> {
         s.cleanup().await.map_err(ended)?;
         let b = s.run_cell(&cell(use_), &ctx).await?;
         s.cleanup().await.map_err(ended)?;
+        if !a.interpreter_started {
+            return Err(fail(&format!(
+                "the first {lang} cell did not say its interpreter started fresh"
+            )));
+        }
         if a.exit_code != 0
             || b.exit_code != 0
             || b.stdout != want.as_bytes()
