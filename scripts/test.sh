@@ -92,7 +92,7 @@ smoke "example bench_sessions (runc, 1 session)" env PLIMSOLL_BENCH_RUNTIMES=run
 
 step "admission: bounded loopback load with random disconnects (wasm, then docker)"
 cargo run -q -p plimsolld --example load -- 2000 32 10
-LOAD_PROVIDER=docker cargo run -q -p plimsolld --example load -- 120 16 20
+LOAD_PROVIDER=docker cargo run -q -p plimsolld --example load -- 120 16 20 2
 
 step "soak: bounded mixed runs and sessions; the daemon flat at rest, nothing left (wasm, then runc)"
 cargo run -q -p plimsolld --example soak -- wasm 2000 8

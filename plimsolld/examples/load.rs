@@ -2,7 +2,7 @@
 //! real plimsolld, with random disconnects; afterwards nothing may be in flight.
 //!
 //! ```text
-//! cargo run --release -p plimsolld --example load -- [RUNS] [CONCURRENCY] [DISCONNECT_PERCENT]
+//! cargo run --release -p plimsolld --example load -- [RUNS] [CONCURRENCY] [DISCONNECT_PERCENT] [MIN_ANSWERED_PERCENT]
 //! ```
 //!
 //! It starts its own daemon (the plimsolld of its own build: `$PLIMSOLLD`, else
@@ -15,8 +15,12 @@
 //! It prints admitted, shed and dropped counts, refusal and run latencies, and
 //! the daemon's /metrics at the end, and exits non-zero if anything leaked or
 //! too few runs were answered: a daemon that sheds every run leaks nothing,
-//! so at least [`MIN_ANSWERED_PERCENT`] of the runs the clients waited for
-//! (those not hung up) must come back 200 with the snippet's output.
+//! so at least MIN_ANSWERED_PERCENT (default [`MIN_ANSWERED_PERCENT`], and
+//! never fewer than one run) of the runs the clients waited for (those not
+//! hung up) must come back 200 with the snippet's output. Clients do not
+//! retry a shed run, so the share answered is about slots × run time over the
+//! burst's length: a docker run (~1 s) outlasts a short burst, and
+//! scripts/test.sh asks 2% there.
 #![expect(
     clippy::unwrap_used,
     reason = "a harness that cannot do its job should stop loudly"
@@ -35,7 +39,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Mutex;
 
-/// The least share of waited-for runs that must be answered (200), percent.
+/// The least share of waited-for runs that must be answered (200), percent,
+/// unless the fourth argument says otherwise.
 /// Four slots against 16–32 connections shed most runs by design; far fewer
 /// answered than this means admission is refusing work it has room for.
 const MIN_ANSWERED_PERCENT: u64 = 5;
@@ -93,6 +98,7 @@ async fn main() {
     let runs = *args.first().unwrap_or(&2000);
     let conc = *args.get(1).unwrap_or(&32);
     let drop_pct = *args.get(2).unwrap_or(&10);
+    let min_pct = *args.get(3).unwrap_or(&MIN_ANSWERED_PERCENT);
     let provider = std::env::var("LOAD_PROVIDER").unwrap_or_else(|_| "wasm".into());
     let instance = format!("plimsoll:load-{}", std::process::id());
     let bin = daemon::plimsolld();
@@ -246,9 +252,9 @@ async fn main() {
     }
     let answered_runs = ok.load(Ordering::SeqCst);
     let waited = runs - dropped.load(Ordering::SeqCst);
-    let min_answered = (waited * MIN_ANSWERED_PERCENT).div_ceil(100).max(1);
+    let min_answered = (waited * min_pct).div_ceil(100).max(1);
     println!(
-        "answered               {answered_runs} of {waited} waited for (minimum {min_answered}, {MIN_ANSWERED_PERCENT}%)"
+        "answered               {answered_runs} of {waited} waited for (minimum {min_answered}, {min_pct}%)"
     );
     if inflight != 0 || other.load(Ordering::SeqCst) != 0 || leaked != 0 {
         eprintln!("FAILED: slots leaked or unexpected answers");
