@@ -15,8 +15,9 @@
 #    the Go wrapper under the race detector;
 # 4. the Python and Node bindings' own suites (wasm and docker, embedded and
 #    remote, records, chains, every error class);
-# 5. a bounded admission load test, a bounded soak (wasm and runc), and the
-#    interop suite: the published Python client against a real plimsolld on
+# 5. a smoke run of every benchmark and example (short form, no timing
+#    assertion), a bounded admission load test that must answer runs as well
+#    as shed them, a bounded soak (wasm and runc), and the interop suite: the published Python client against a real plimsolld on
 #    the disabled, wasm and docker (runc, runsc) providers.
 #
 # `cargo test` includes the hostile corpus (plimsolld/tests/hostile.rs, every
@@ -71,9 +72,27 @@ step "bindings: Python (PyO3) and Node (napi-rs)"
 bash bindings-python/test.sh
 bash bindings-node/test.sh
 
+step "benchmarks and examples: smoke runs (short form, dev/test profile, no timing assertion)"
+# Every bench and example runs here once in a short form so none can rot; the
+# examples that start a daemon run target/debug/plimsolld, built just now
+# beside them (plimsolld/examples/support/daemon.rs), never a stale binary.
+cargo build -q -p plimsolld --bins --examples
+cargo build -q -p plimsoll-core --examples
+smoke() { # smoke LABEL COMMAND...: runs it, prints its wall time
+  local label=$1 t0=$SECONDS
+  shift
+  "$@"
+  echo "smoke $label: $((SECONDS - t0)) s"
+}
+smoke "bench wasm (3 runs)" env PLIMSOLL_BENCH_RUNS=3 cargo test -q -p plimsoll-core --bench wasm
+smoke "example bench_wasm (3 runs)" cargo run -q -p plimsolld --example bench_wasm -- 3
+smoke "example bench_docker (runc, 1 run)" env PLIMSOLL_BENCH_RUNTIMES=runc cargo run -q -p plimsoll-core --example bench_docker -- 1
+smoke "example bench_sessions (runc, 1 session)" env PLIMSOLL_BENCH_RUNTIMES=runc PLIMSOLL_BENCH_RUNS=1 \
+  cargo run -q -p plimsoll-core --example bench_sessions
+
 step "admission: bounded loopback load with random disconnects (wasm, then docker)"
 cargo run -q -p plimsolld --example load -- 2000 32 10
-LOAD_PROVIDER=docker cargo run -q -p plimsolld --example load -- 120 16 20
+LOAD_PROVIDER=docker cargo run -q -p plimsolld --example load -- 120 16 20 2
 
 step "soak: bounded mixed runs and sessions; the daemon flat at rest, nothing left (wasm, then runc)"
 cargo run -q -p plimsolld --example soak -- wasm 2000 8

@@ -5,11 +5,20 @@
 //! ```text
 //! cargo bench -p plimsoll-core --bench wasm            # release build
 //! PLIMSOLL_BENCH_RUNS=5000 cargo bench -p plimsoll-core --bench wasm
+//! PLIMSOLL_BENCH_RUNS=3 cargo test -p plimsoll-core --bench wasm   # smoke run
 //! ```
+//!
+//! PLIMSOLL_BENCH_RUNS (default 2000) is the sequential run count; warm-up is
+//! up to 200 runs and the node baseline `RUNS / 40` (at least 20, at most
+//! RUNS). A small count, in the test profile, is scripts/test.sh's smoke run of
+//! this harness; its numbers are not figures. The engine has no admission
+//! rate limit here (`Config::default()`'s 30 a minute would refuse the 31st
+//! run): the benchmark measures runs, not the limiter.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use plimsoll_core::admission::Limits;
 use plimsoll_core::config::{Config, ProviderKind};
 use plimsoll_core::request::JavaScriptRun;
 use plimsoll_core::{Caller, Engine, Output, Payload, Request};
@@ -68,16 +77,21 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(2_000);
-    let node_runs = (runs / 40).max(20);
+    let node_runs = (runs / 40).max(20).min(runs);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime");
     rt.block_on(async {
+        let defaults = Config::default();
         let config = Config {
             provider: ProviderKind::Wasm,
             instance: "plimsoll:bench".into(),
-            ..Config::default()
+            admission: Limits {
+                rate_per_min: 0,
+                ..defaults.admission
+            },
+            ..defaults
         };
         let started = Instant::now();
         let engine = Engine::start(&config)
@@ -91,7 +105,7 @@ fn main() {
             code: HELLO.into(),
             grant_profile: String::new(),
         }));
-        for _ in 0..200 {
+        for _ in 0..runs.min(200) {
             hello(&engine, &request).await;
         }
 
@@ -112,8 +126,9 @@ fn main() {
                 .map(|_| {
                     let (engine, request) = (engine.clone(), request.clone());
                     tokio::spawn(async move {
-                        let mut samples = Vec::with_capacity(runs / concurrency);
-                        for _ in 0..runs / concurrency {
+                        let each = (runs / concurrency).max(1);
+                        let mut samples = Vec::with_capacity(each);
+                        for _ in 0..each {
                             samples.push(hello(&engine, &request).await);
                         }
                         samples

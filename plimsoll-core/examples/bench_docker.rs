@@ -11,6 +11,13 @@
 //! with the lockdown flags, the code on stdin (snippet) or written by `sh`
 //! before `python3` runs (project). Prints p50/p90 in ms and the ratio. Not a
 //! test: numbers depend on the machine and its load.
+//!
+//! `PLIMSOLL_BENCH_RUNTIMES` (comma-separated, default `runc,runsc`) picks
+//! the runtimes. scripts/test.sh smoke-runs it as
+//! `PLIMSOLL_BENCH_RUNTIMES=runc cargo run --example bench_docker -- 1` (dev
+//! profile), so the harness cannot rot; those numbers are not figures. The
+//! engine has no admission rate limit (`Config::default()`'s 30 a minute
+//! would refuse the 31st run).
 
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -133,6 +140,13 @@ async fn engine(rt: DockerRuntime, seccomp: &str) -> Engine {
         docker,
         ..Config::default()
     };
+    let config = Config {
+        admission: plimsoll_core::admission::Limits {
+            rate_per_min: 0,
+            ..config.admission
+        },
+        ..config
+    };
     let provider = Arc::new(DockerProvider::new(&config).expect("config"));
     Engine::with_provider(provider, &config)
         .await
@@ -157,6 +171,19 @@ async fn through_engine(engine: &Engine, request: &Request) -> Duration {
     };
     assert_eq!(stdout, b"42\n");
     d
+}
+
+/// The runtimes `PLIMSOLL_BENCH_RUNTIMES` names (default both).
+fn runtimes() -> Vec<DockerRuntime> {
+    std::env::var("PLIMSOLL_BENCH_RUNTIMES")
+        .unwrap_or_else(|_| "runc,runsc".into())
+        .split(',')
+        .map(|name| match name.trim() {
+            "runc" => DockerRuntime::Runc,
+            "runsc" => DockerRuntime::Runsc,
+            other => panic!("PLIMSOLL_BENCH_RUNTIMES: {other:?} is neither runc nor runsc"),
+        })
+        .collect()
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -184,7 +211,7 @@ async fn main() {
     );
     println!("| runtime | kind | plimsoll p50 | p90 | docker run --rm p50 | p90 | ratio p50 |");
     println!("|---|---|---|---|---|---|---|");
-    for rt in [DockerRuntime::Runc, DockerRuntime::Runsc] {
+    for rt in runtimes() {
         let engine = engine(rt, seccomp).await;
         let describe = engine.describe();
         let image = |env: Option<plimsoll_core::wire::PayloadEnvironment>| {

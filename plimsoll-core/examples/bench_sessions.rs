@@ -2,6 +2,12 @@
 //! the first cell, a warm cell, a session snippet call, against a fresh
 //! container per call. Run:
 //! `cargo run --release -p plimsoll-core --example bench_sessions`.
+//!
+//! `PLIMSOLL_BENCH_RUNTIMES` (comma-separated, default `runc,runsc`) picks the
+//! runtimes and `PLIMSOLL_BENCH_RUNS` (default 3) the sessions per measurement
+//! (each with 5 warm cells and snippet calls, and 5 fresh runs; a RUNS below 3
+//! cuts those to RUNS too). scripts/test.sh smoke-runs it with `runc` and 1 in the dev
+//! profile so the harness cannot rot; those numbers are not figures.
 #![expect(clippy::unwrap_used, reason = "a measurement program fails loudly")]
 
 use std::sync::Arc;
@@ -40,6 +46,19 @@ fn js() -> Request {
     }))
 }
 
+/// The runtimes `PLIMSOLL_BENCH_RUNTIMES` names (default both).
+fn runtimes() -> Vec<DockerRuntime> {
+    std::env::var("PLIMSOLL_BENCH_RUNTIMES")
+        .unwrap_or_else(|_| "runc,runsc".into())
+        .split(',')
+        .map(|name| match name.trim() {
+            "runc" => DockerRuntime::Runc,
+            "runsc" => DockerRuntime::Runsc,
+            other => panic!("PLIMSOLL_BENCH_RUNTIMES: {other:?} is neither runc nor runsc"),
+        })
+        .collect()
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -50,7 +69,11 @@ async fn main() {
     let caller = Caller {
         principal: "bench".into(),
     };
-    for rt in [DockerRuntime::Runc, DockerRuntime::Runsc] {
+    let runs: usize = std::env::var("PLIMSOLL_BENCH_RUNS")
+        .map(|v| v.parse().expect("PLIMSOLL_BENCH_RUNS: a count"))
+        .unwrap_or(3);
+    let cells = if runs < 3 { runs } else { 5 };
+    for rt in runtimes() {
         let mut docker = DockerSettings {
             runtime: rt,
             runtime_name: rt.as_str().into(),
@@ -91,7 +114,7 @@ async fn main() {
             ..config.clone()
         };
         let (mut open_first, mut warm, mut call, mut fresh) = (vec![], vec![], vec![], vec![]);
-        for _ in 0..3 {
+        for _ in 0..runs {
             let t = Instant::now();
             let open = engine
                 .open_session(
@@ -109,7 +132,7 @@ async fn main() {
             };
             run(cell("x = 41")).await.unwrap();
             open_first.push(t.elapsed());
-            for _ in 0..5 {
+            for _ in 0..cells {
                 let t = Instant::now();
                 run(cell("x + 1")).await.unwrap();
                 warm.push(t.elapsed());
@@ -122,7 +145,7 @@ async fn main() {
                 .await
                 .unwrap();
         }
-        for _ in 0..5 {
+        for _ in 0..cells {
             let t = Instant::now();
             engine
                 .run(&caller, js(), CancellationToken::new())
@@ -137,7 +160,7 @@ async fn main() {
             .await
             .unwrap();
         let mut pooled = vec![];
-        for _ in 0..3 {
+        for _ in 0..runs {
             while provider.pool_ready() < 2 {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }

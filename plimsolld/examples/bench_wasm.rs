@@ -6,10 +6,18 @@
 //! ```text
 //! cargo build --release -p plimsolld && cargo run --release -p plimsolld --example bench_wasm -- [RUNS]
 //! ```
+//!
+//! RUNS (default 2000) is per measurement; a small RUNS (scripts/test.sh runs
+//! it with 3, in the dev profile) is a smoke run of the harness, not a figure.
+//! It starts the plimsolld of its own build (`$PLIMSOLLD`, else
+//! target/<profile>/plimsolld beside the example).
 #![expect(
     clippy::unwrap_used,
     reason = "a harness that cannot do its job should stop loudly"
 )]
+
+#[path = "support/daemon.rs"]
+mod daemon;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -55,11 +63,8 @@ fn main() {
         .nth(1)
         .map(|a| a.parse().unwrap())
         .unwrap_or(2000);
-    let bin = ["target/release/plimsolld", "target/debug/plimsolld"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists())
-        .unwrap();
-    let mut child = Command::new(bin)
+    let bin = daemon::plimsolld();
+    let mut child = Command::new(&bin)
         .envs([
             ("SANDBOX_PROVIDER", "wasm"),
             ("PLIMSOLL_INSECURE", "1"),
@@ -83,8 +88,8 @@ fn main() {
     };
     std::thread::spawn(move || for _ in lines {});
     let pid = child.id();
-    println!("binary: {bin}");
-    for _ in 0..50 {
+    println!("binary: {}", bin.display());
+    for _ in 0..runs.min(50) {
         hello(&addr);
     }
     let at_rest = rss_kib(pid);
@@ -101,7 +106,9 @@ fn main() {
             .map(|_| {
                 let addr = addr.clone();
                 std::thread::spawn(move || {
-                    (0..runs / conc).map(|_| hello(&addr)).collect::<Vec<f64>>()
+                    (0..(runs / conc).max(1))
+                        .map(|_| hello(&addr))
+                        .collect::<Vec<f64>>()
                 })
             })
             .collect();
@@ -131,7 +138,7 @@ fn main() {
         peak / 1024,
         after / 1024
     );
-    let node_runs = 30;
+    let node_runs = runs.min(30);
     let t = Instant::now();
     let node: Vec<f64> = (0..node_runs)
         .map(|_| {

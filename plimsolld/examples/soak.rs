@@ -3,8 +3,12 @@
 //! flat at the end, with nothing in flight and no container left.
 //!
 //! ```text
+//! cargo build --release -p plimsolld --bins --examples
 //! cargo run --release -p plimsolld --example soak -- [PROVIDER] [RUNS] [CONCURRENCY]
 //! ```
+//!
+//! It starts the plimsolld of its own build: `$PLIMSOLLD`, else
+//! target/<profile>/plimsolld beside the example (build it first, as above).
 //!
 //! PROVIDER is `wasm` (default) or `runc`/`runsc` (docker, sessions on). The
 //! mix, per iteration: benign snippets; a granted snippet calling a loopback
@@ -21,6 +25,9 @@
     clippy::unwrap_used,
     reason = "a harness that cannot do its job should stop loudly"
 )]
+
+#[path = "support/daemon.rs"]
+mod daemon;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -255,15 +262,10 @@ async fn main() {
         .to_string(),
     )
     .unwrap();
-    // The newer of the release and debug builds (an old release binary
-    // would soak old code).
-    let bin = ["target/release/plimsolld", "target/debug/plimsolld"]
-        .into_iter()
-        .filter_map(|p| Some((std::fs::metadata(p).ok()?.modified().ok()?, p)))
-        .max()
-        .expect("build plimsolld first")
-        .1;
-    let mut cmd = Command::new(bin);
+    // The daemon of this example's own build (see support/daemon.rs).
+    let bin = daemon::plimsolld();
+    println!("binary: {}", bin.display());
+    let mut cmd = Command::new(&bin);
     cmd.envs([
         ("PLIMSOLL_INSTANCE", instance.as_str()),
         ("PLIMSOLL_TOKEN", TOKEN),

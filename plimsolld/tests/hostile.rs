@@ -7,7 +7,8 @@
 //! out; or a refusal with a Connect code, marked not dispatched), and text its
 //! output must or must not hold. A case prints `BREACH <what>` when a probe
 //! got through; any such line fails it. After every case [`Tier::assert_clean`]
-//! checks the post-conditions of `guides/reliability.md` §4: the daemon is
+//! checks the post-conditions that `tests/hostile/README.md` lists (and
+//! docs/security.md relies on): the daemon is
 //! ready and a benign run succeeds; no container, process, socket or temp dir
 //! of the run is left; the daemon's fds are back to baseline; records verify
 //! (the client verifies every answer and session chain); a canary secret held

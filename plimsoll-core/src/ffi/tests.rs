@@ -1,6 +1,7 @@
 //! The C ABI driven from Rust: status numbering, the panic boundary, and a
-//! whole session over an in-memory provider (no provider in this build keeps
-//! sessions; the C and Go suites cover the real ones).
+//! whole session over an in-memory provider (the C and Go suites run against
+//! the disabled and wasm providers, which keep no sessions, and check the
+//! refusal).
 
 use std::ffi::{CStr, CString, c_char};
 use std::sync::{Arc, Mutex};

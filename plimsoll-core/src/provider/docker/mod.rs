@@ -9,10 +9,14 @@
 //! configured seccomp profile. Snippets pipe their code to `node -`; projects
 //! run each step as its own `docker exec` driven from the host. The container
 //! is force-removed on every way out, and a reconcile removes leftovers by
-//! label. Sessions keep one such container for many calls ([`session`]).
-//! What this provider does not cover: grants (the broker is a later piece,
-//! though the proof already shows its socket mount works), the sessions' warm
-//! pool, modules, and any remote docker daemon, which it refuses.
+//! label. A granted snippet or project also gets its run's broker socket
+//! ([`granted_socket`]) bind-mounted read-only at `/run/plimsoll`, with
+//! `HOST_API_SOCKET` set (and, for a snippet, the Node host client preloaded).
+//! Sessions keep one such container for many calls ([`session`]), optionally
+//! from a warm pool of ready ones (`SANDBOX_SESSION_POOL`). What this provider
+//! does not cover: modules, a broker inside a session's container (a granted
+//! call in a session runs without a socket to reach its API), and any remote
+//! docker daemon, which it refuses.
 
 mod archive;
 mod container;

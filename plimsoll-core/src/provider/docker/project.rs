@@ -7,8 +7,10 @@
 //! its stdout and stderr are docker's separate streams (1 MiB each kept). So
 //! there is no in-guest runner and no report for a step to forge. Before
 //! artifacts are read every guest-uid process is killed and shown gone, so no
-//! step can race the collector. What this does not cover: a grant (the broker
-//! comes later).
+//! step can race the collector. A granted run's steps get the run's broker
+//! socket (bind-mounted read-only, `HOST_API_SOCKET` set), removed when the run
+//! returns. What this does not cover: what the broker allows (that is
+//! [`crate::grant`]'s policy).
 
 use std::time::Duration;
 

@@ -5,7 +5,11 @@
 //! stdout and stderr arrive as docker's separate framed streams, each kept to
 //! 64 KiB (flagged, drained past the cap). The deadline or a cancellation
 //! force-removes the container; so does every other way out, through the
-//! [`Live`] guard. What this does not cover: a grant (the broker comes later).
+//! [`Live`] guard. A granted run's container also gets the run's broker socket
+//! (its directory bind-mounted read-only, `HOST_API_SOCKET`, and node started
+//! with the host client preloaded so `host` is a global); the socket and its
+//! directory go when the run returns. What this does not cover: what the
+//! broker allows (that is [`crate::grant`]'s policy).
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 

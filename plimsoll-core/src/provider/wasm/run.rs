@@ -68,9 +68,23 @@ fn store(compiled: &Compiled, limits: &Limits) -> Store<RunState> {
 /// ends; call it on a run thread (see [`super::pool`]), whose stack fits the
 /// wasm stack limit.
 pub fn execute(compiled: &Compiled, code: &str, limits: &Limits) -> Result<JavaScriptResult> {
+    execute_measured(compiled, code, limits).map(|(result, _)| result)
+}
+
+/// [`execute`], also returning the guest's linear-memory size when the run
+/// ended, bytes (0 if the guest was never instantiated): read from the
+/// instance's memory, not from the limiter's bookkeeping, so the startup proof
+/// can check the cap held.
+pub fn execute_measured(
+    compiled: &Compiled,
+    code: &str,
+    limits: &Limits,
+) -> Result<(JavaScriptResult, usize)> {
     let _live = compiled.ticker.live();
     let mut store = store(compiled, limits);
-    let outcome = start(compiled, &mut store, code);
+    let mut memory = None;
+    let outcome = start(compiled, &mut store, code, &mut memory);
+    let memory_bytes = memory.map_or(0, |m| m.data_size(&store));
     let state = store.into_data();
     let mut stderr = state.stderr;
     let exit_code = match outcome {
@@ -96,14 +110,15 @@ pub fn execute(compiled: &Compiled, code: &str, limits: &Limits) -> Result<JavaS
     };
     let (stdout, stdout_truncated) = state.stdout.finish();
     let (stderr, stderr_truncated) = stderr.finish();
-    Ok(JavaScriptResult {
+    let result = JavaScriptResult {
         stdout,
         stderr,
         exit_code,
         timed_out: state.stopped == Some(Stop::Deadline),
         stdout_truncated,
         stderr_truncated,
-    })
+    };
+    Ok((result, memory_bytes))
 }
 
 /// Why a run did not return normally.
@@ -115,10 +130,13 @@ enum Failure {
 }
 use Failure::{Setup, Trapped};
 
+/// Instantiates the guest and runs `code`; sets `memory_out` to the
+/// instance's memory once it exists.
 fn start(
     compiled: &Compiled,
     store: &mut Store<RunState>,
     code: &str,
+    memory_out: &mut Option<wasmtime::Memory>,
 ) -> std::result::Result<i32, Failure> {
     let instance = compiled
         .pre
@@ -133,6 +151,7 @@ fn start(
     let memory = instance
         .get_memory(&mut *store, "memory")
         .ok_or_else(|| Setup(infrastructure("the guest", "no memory export")))?;
+    *memory_out = Some(memory);
     let len = u32::try_from(code.len()).map_err(|_| {
         Setup(Error::invalid(
             "the snippet is too large for the wasm provider",

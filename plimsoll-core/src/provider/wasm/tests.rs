@@ -281,7 +281,9 @@ async fn environment_names_the_module_and_engine() {
 #[tokio::test]
 async fn the_startup_proof_passes_and_the_host_call_says_no_grant() {
     let p = provider();
+    let started = std::time::Instant::now();
     assert_eq!(p.prove().await.unwrap(), Isolation::Process);
+    eprintln!("the wasm startup proof took {:?}", started.elapsed());
     let compiled = p.compiled.clone();
     assert_eq!(
         p.compiled
@@ -400,4 +402,40 @@ async fn a_dropped_run_is_stopped() {
         "{:?}",
         started.elapsed()
     );
+}
+
+#[tokio::test]
+async fn the_startup_proof_runs_the_limits_for_real() {
+    let p = provider();
+    let probes = proof::run_limit_probes(&p.compiled).await.unwrap();
+    eprintln!(
+        "memory bomb: {:?}, linear memory {} of {} bytes; loop: {:?} for a {:?} deadline",
+        probes.bomb.took,
+        probes.bomb.memory_bytes,
+        probes.cap_bytes,
+        probes.spin.took,
+        probes.spin_budget
+    );
+    assert_eq!(proof::judge_limits(&probes), Ok(()));
+    assert!(
+        probes.bomb.stderr.contains("out of memory"),
+        "{}",
+        probes.bomb.stderr
+    );
+    // A real bomb the cap cannot stop in time (1 GiB of room, 20 ms) is judged
+    // a failure: the verdict follows the run, not the constants.
+    let unbounded = proof::LimitProbes {
+        cap_bytes: probes.cap_bytes + (1 << 30),
+        bomb: proof::probe(
+            &p.compiled,
+            proof::BOMB,
+            probes.cap_bytes + (1 << 30),
+            Duration::from_millis(20),
+        )
+        .await
+        .unwrap(),
+        ..probes
+    };
+    let why = proof::judge_limits(&unbounded).unwrap_err();
+    assert!(why.contains("not stopped by"), "{why}");
 }
