@@ -1,6 +1,8 @@
 //! The kernel tier is painted by behaviour, not by a file name: runc
 //! registered with docker under the name `runsc`, at a path whose last
-//! component is `runsc`, passes every check of the registration, and the
+//! component is `runsc` (a script that drops runsc's own flags and runs
+//! runc) with runsc's runtimeArgs, passes every check of the registration
+//! and the daemon's configuration, and the
 //! daemon still refuses to start on the kernel tier — its startup proof sees
 //! the host's kernel and no gVisor in the guest — and `plimsolld --check`
 //! reports why. Runs against a private containerd + dockerd
@@ -84,8 +86,22 @@ fn runc_registered_as_runsc_is_refused_the_kernel_tier() {
     let bin = d.dir.join("impostor");
     std::fs::create_dir_all(&bin).unwrap();
     let fake = bin.join("runsc");
-    std::os::unix::fs::symlink(runc.trim(), &fake).unwrap();
-    d.register_runtime("runsc", &fake);
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\n# runc, answering to runsc's name and flags\n\
+             for a in \"$@\"; do shift; case \"$a\" in --host-uds=*|--network=*|--oci-seccomp) ;; \
+             *) set -- \"$@\" \"$a\" ;; esac; done\nexec {} \"$@\"\n",
+            runc.trim()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    d.register_runtime(
+        "runsc",
+        &fake,
+        &["--host-uds=open", "--network=none", "--oci-seccomp"],
+    );
     // The registration looks right to a name check.
     let info = d
         .cli()
@@ -115,8 +131,16 @@ fn runc_registered_as_runsc_is_refused_the_kernel_tier() {
 
     let (code, report) = plimsolld(&d.host(), &["--check"], Duration::from_secs(120));
     assert_ne!(code, Some(0), "--check passed an impostor runsc: {report}");
+    let proof = report
+        .lines()
+        .find(|l| l.contains("startup proof") && l.contains("docker"))
+        .unwrap_or_else(|| panic!("--check ran no docker startup proof: {report}"));
     assert!(
-        report.contains("startup proof") && report.contains("not gVisor"),
-        "{report}"
+        proof.starts_with("fail") && proof.contains("not gVisor"),
+        "{proof}"
+    );
+    assert!(
+        !report.lines().any(|l| l.starts_with("fail") && !l.contains("startup proof")),
+        "only the proof may fail: {report}"
     );
 }

@@ -222,14 +222,14 @@ impl PrivateDocker {
         stop(&mut c, Duration::from_secs(30));
     }
 
-    /// Registers `path` as the runtime `name` (replacing any registration
-    /// of that name, with no runtimeArgs) and restarts dockerd to take it.
+    /// Registers `path` as the runtime `name` with `args` (replacing any
+    /// registration of that name) and restarts dockerd to take it.
     #[allow(dead_code, reason = "only the impostor test registers a runtime")]
-    pub fn register_runtime(&mut self, name: &str, path: &Path) {
+    pub fn register_runtime(&mut self, name: &str, path: &Path, args: &[&str]) {
         let file = self.dir.join("daemon.json");
         let mut json: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-        json["runtimes"][name] = serde_json::json!({ "path": path });
+        json["runtimes"][name] = serde_json::json!({ "path": path, "runtimeArgs": args });
         std::fs::write(&file, json.to_string()).unwrap();
         self.stop_dockerd();
         self.start_dockerd();
