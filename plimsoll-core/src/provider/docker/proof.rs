@@ -205,7 +205,7 @@ pub(crate) async fn prove_image(p: &Inner, role: Role, image: &PinnedImage) -> R
         unix_after(Duration::from_secs(PROOF_SECS)),
         Some(&socket.dir),
     );
-    let live = Live::create(docker, &p.live, container_name(), body).await?;
+    let mut live = Live::create(docker, &p.live, container_name(), body).await?;
     live.start().await.map_err(|e| {
         failed(
             image,
