@@ -43,7 +43,19 @@ struct Daemon {
 }
 
 fn command(env: &[(&str, &str)]) -> Command {
-    let mut c = Command::new(BIN);
+    command_via(&[], env)
+}
+
+/// plimsolld started through `prefix` (e.g. `prlimit --nofile=…`).
+fn command_via(prefix: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut c = match prefix.split_first() {
+        None => Command::new(BIN),
+        Some((program, args)) => {
+            let mut c = Command::new(program);
+            c.args(args).arg(BIN);
+            c
+        }
+    };
     for (k, _) in std::env::vars() {
         if k.starts_with("SANDBOX_") || k.starts_with("PLIMSOLL_") || k == "DOCKER_HOST" {
             c.env_remove(k);
@@ -63,7 +75,12 @@ impl Daemon {
     /// Starts plimsolld and waits until it listens (after its startup proof
     /// and reconcile).
     fn start(env: &[(&str, &str)]) -> Daemon {
-        let mut child = command(env)
+        Daemon::spawn(command(env))
+    }
+
+    /// Starts the given plimsolld command and waits until it listens.
+    fn spawn(mut cmd: Command) -> Daemon {
+        let mut child = cmd
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -1125,4 +1142,103 @@ fn runtime_process_killed() {
         );
     }
     assert!(docker.plimsoll_containers().is_empty());
+}
+
+/// User plus system CPU ticks (1/100 s) a process has used.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = &stat[stat.rfind(')').unwrap() + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+/// FT13: plimsolld at its descriptor limit (`RLIMIT_NOFILE` 256): idle
+/// connections fill it while runs are in flight. Past the cap new
+/// connections get a typed capacity refusal at once, in-flight runs are
+/// answered, the accept loop does not spin, and it recovers when they close.
+#[test]
+fn daemon_at_its_fd_limit() {
+    let _serial = serial();
+    let docker = PrivateDocker::start(None);
+    let host = docker.host();
+    let mut env = docker_env(&host, "runc");
+    env.extend([
+        ("SANDBOX_RATE_PER_MIN", "0"),
+        ("SANDBOX_PER_KEY_CONCURRENT", "0"),
+    ]);
+    let d = Daemon::spawn(command_via(&["prlimit", "--nofile=256:256", "--"], &env));
+    let pid = d.child.id();
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    assert!(
+        limits
+            .lines()
+            .any(|l| l.starts_with("Max open files") && l.contains(" 256 ")),
+        "{limits}"
+    );
+    // The listening line (logged as the listener starts) names the cap.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(d.logs().contains("\"max_connections\":192"), "{}", d.logs());
+    let body = r#"{"protocol":4,"timeoutMs":30000,"javascript":{"code":"setTimeout(()=>console.log(6*7),3000)"}}"#;
+    let runs: Vec<_> = (0..3).map(|_| in_flight(&d, body.to_owned())).collect();
+    await_running(&docker, 3);
+    // Fill the descriptor budget with idle connections (past the cap: 192).
+    let filled = Instant::now();
+    let holders: Vec<TcpStream> = (0..230)
+        .filter_map(|_| TcpStream::connect(&d.addr).ok())
+        .collect();
+    // Those past the cap have had their refusal by now.
+    std::thread::sleep(Duration::from_secs(1));
+    let before = cpu_ticks(pid);
+    let window = Instant::now();
+    let mut refusals = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let (s, v) = d.run(QUICK);
+        let took = t.elapsed();
+        eprintln!("FT13: a run at the limit answered in {took:?}: {s} {v}");
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (503, Some("resource_exhausted")),
+            "a typed capacity refusal at the limit: {v}"
+        );
+        assert!(took < Duration::from_secs(2), "refused after {took:?}");
+        refusals.push(took);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let ticks = cpu_ticks(pid) - before;
+    let secs = window.elapsed().as_secs_f64();
+    let cpu = ticks as f64 / 100.0 / secs;
+    eprintln!(
+        "FT13: {} connections held; plimsolld used {:.1}% of a core over {secs:.1} s at the limit",
+        holders.len(),
+        cpu * 100.0
+    );
+    assert!(cpu < 0.2, "the accept loop spins: {:.0}% CPU", cpu * 100.0);
+    for (i, h) in runs.into_iter().enumerate() {
+        let (s, v, _) = h.join().unwrap();
+        eprintln!("FT13: in-flight run {i} answered: {s}");
+        assert_quick_ok(&format!("in-flight run {i} at the limit"), (s, v));
+    }
+    drop(holders);
+    let closed = Instant::now();
+    loop {
+        let (s, v) = d.run(QUICK);
+        if s == 200 {
+            assert_quick_ok("after the connections closed", (s, v));
+            break;
+        }
+        assert!(
+            closed.elapsed() < Duration::from_secs(10),
+            "no recovery after the connections closed: {s} {v}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!(
+        "FT13: runs answered again {:?} after the connections closed (filled {:?} before)",
+        closed.elapsed(),
+        filled.elapsed()
+    );
+    let (h, _) = http(&d.addr, "GET", "/healthz", "", Duration::from_secs(5));
+    assert_eq!(h, 200);
 }
