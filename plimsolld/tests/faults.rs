@@ -1,6 +1,8 @@
 //! Fault tests (docs/faults.md): the real plimsolld binary under dockerd
-//! loss, client disconnects, SIGTERM, SIGKILL and restart, a full docker disk
-//! and an image removed underneath it.
+//! loss, its runtime's processes killed (runc shim, runsc sandbox and gofer),
+//! client disconnects, SIGTERM, SIGKILL and restart (sessions included), a
+//! full docker disk, an image removed underneath it, and its own
+//! file-descriptor limit.
 //!
 //! Everything destructive runs against a private containerd + dockerd that
 //! each test starts and tears down itself (`support/private_docker.rs`); the
