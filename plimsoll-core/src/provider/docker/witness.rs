@@ -46,8 +46,6 @@ struct PidfdInfo {
     cgroupid: u64,
     ids: [u32; 11],
     exit_code: i32,
-    coredump_mask: u32,
-    spare: u32,
 }
 
 /// One watched host process.
