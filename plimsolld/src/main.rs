@@ -7,6 +7,7 @@
 //! runs finish.
 
 mod auth;
+mod listener;
 mod metrics;
 mod rpc;
 mod server;
@@ -186,7 +187,8 @@ async fn serve(settings: Settings) -> Result<(), String> {
             reconcile_once(&reaper).await;
         }
     });
-    tracing::info!(addr = %addr, "listening");
+    let listener = listener::Guarded::new(listener);
+    tracing::info!(addr = %addr, max_connections = listener.cap(), "listening");
     let app = Arc::new(App {
         engine: engine.clone(),
         verifier: settings.verifier,

@@ -1,6 +1,8 @@
 //! Fault tests (docs/faults.md): the real plimsolld binary under dockerd
-//! loss, client disconnects, SIGTERM, SIGKILL and restart, a full docker disk
-//! and an image removed underneath it.
+//! loss, its runtime's processes killed (runc shim, runsc sandbox and gofer),
+//! client disconnects, SIGTERM, SIGKILL and restart (sessions included), a
+//! full docker disk, an image removed underneath it, and its own
+//! file-descriptor limit.
 //!
 //! Everything destructive runs against a private containerd + dockerd that
 //! each test starts and tears down itself (`support/private_docker.rs`); the
@@ -43,7 +45,19 @@ struct Daemon {
 }
 
 fn command(env: &[(&str, &str)]) -> Command {
-    let mut c = Command::new(BIN);
+    command_via(&[], env)
+}
+
+/// plimsolld started through `prefix` (e.g. `prlimit --nofile=…`).
+fn command_via(prefix: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut c = match prefix.split_first() {
+        None => Command::new(BIN),
+        Some((program, args)) => {
+            let mut c = Command::new(program);
+            c.args(args).arg(BIN);
+            c
+        }
+    };
     for (k, _) in std::env::vars() {
         if k.starts_with("SANDBOX_") || k.starts_with("PLIMSOLL_") || k == "DOCKER_HOST" {
             c.env_remove(k);
@@ -63,7 +77,12 @@ impl Daemon {
     /// Starts plimsolld and waits until it listens (after its startup proof
     /// and reconcile).
     fn start(env: &[(&str, &str)]) -> Daemon {
-        let mut child = command(env)
+        Daemon::spawn(command(env))
+    }
+
+    /// Starts the given plimsolld command and waits until it listens.
+    fn spawn(mut cmd: Command) -> Daemon {
+        let mut child = cmd
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -614,7 +633,7 @@ fn sigkill_restart_reconciles_before_ready() {
         ("PLIMSOLL_INSTANCE", "plimsoll:faults-ft5"),
     ]);
     let mut d = Daemon::start(&env);
-    let _session = open_session(&d);
+    let session = open_session(&d);
     let before = running_count(&docker);
     let run = in_flight(&d, long_snippet(25));
     await_running(&docker, before + 1);
@@ -652,6 +671,36 @@ fn sigkill_restart_reconciles_before_ready() {
     let reconciled = logs.find("reconciled leaked sandboxes").unwrap();
     let listening_at = logs.find("\"listening\"").unwrap();
     assert!(reconciled < listening_at, "reconcile runs before listening");
+    // FT15: the session is removed and reported, not re-attached: the log
+    // counts it, and a call naming it gets what an unknown session gets.
+    assert!(
+        logs.lines()
+            .any(|l| l.contains("sessions ended by a daemon restart")
+                && l.contains("\"sessions\":1")),
+        "the restart reports the lost session: {logs}"
+    );
+    let call = |id: &str| {
+        d2.rpc(
+            "SessionRun",
+            &format!(
+                r#"{{"protocol":4,"sessionId":"{id}","javascript":{{"code":"console.log(1)"}}}}"#
+            ),
+        )
+    };
+    let (s_old, v_old) = call(&session);
+    let (s_unknown, v_unknown) = call("00000000000000000000000000000000");
+    eprintln!("FT15: a call naming the old session after the restart: {s_old} {v_old}");
+    assert_eq!(s_old, 400, "{v_old}");
+    assert_eq!(session_end_reason(&v_old), Some(9), "not_found: {v_old}");
+    assert_eq!(
+        (s_old, &v_old["code"], session_end_reason(&v_old)),
+        (
+            s_unknown,
+            &v_unknown["code"],
+            session_end_reason(&v_unknown)
+        ),
+        "the old session is refused as an unknown one is"
+    );
     assert_quick_ok("a run after the restart", d2.run(QUICK));
 }
 
@@ -681,15 +730,26 @@ fn docker_disk_full() {
             t.elapsed()
         );
     }
-    // No retry storm: one create per run, no more.
+    // No retry storm: at most one create per run (none once the preflight
+    // has seen the full disk and refuses before creating).
     let attempts = docker.api_calls("POST", "/containers/create") - creates;
     eprintln!("FT7: 3 runs on a full disk made {attempts} create calls");
-    assert_eq!(attempts, 3, "one create per run on a full disk");
+    assert!(attempts <= 3, "at most one create per run on a full disk");
     let (h, _) = http(&d.addr, "GET", "/healthz", "", Duration::from_secs(5));
     assert_eq!(h, 200, "the daemon stays up");
-    eprintln!("FT7: /readyz on a full disk: {}", d.readyz());
+    // The preflight sees the full data root: not ready (cached up to 5 s).
+    let not_ready = d.await_readyz(503, Duration::from_secs(10));
+    eprintln!("FT7: /readyz 503 {not_ready:?} after the runs on a full disk");
+    let (s, v) = d.run(&body);
+    assert_infrastructure("a run refused by the full-disk preflight", s, &v);
+    assert!(
+        v["message"].as_str().unwrap_or_default().contains("free"),
+        "the reason says the data root is full: {v}"
+    );
     std::fs::remove_file(filler).unwrap();
     let freed = Instant::now();
+    let ready = d.await_readyz(200, Duration::from_secs(15));
+    eprintln!("FT7: /readyz 200 {ready:?} after space was freed");
     loop {
         let (s, v) = d.run(QUICK);
         if s == 200 {
@@ -890,4 +950,297 @@ fn base64_reader(s: &str) -> std::io::Cursor<Vec<u8>> {
         }
     }
     std::io::Cursor::new(out)
+}
+
+/// The `SessionEnded` reason number in a Connect error's details, if any.
+fn session_end_reason(v: &serde_json::Value) -> Option<u64> {
+    let details = v["details"].as_array()?;
+    let d = details
+        .iter()
+        .find(|d| d["type"] == "plimsoll.v1.SessionEnded")?;
+    let mut raw = Vec::new();
+    base64_reader(d["value"].as_str()?)
+        .read_to_end(&mut raw)
+        .ok()?;
+    // Field 1 (reason), varint: tag 0x08 then one byte for reasons < 128.
+    (raw.first() == Some(&0x08)).then(|| raw.get(1).map(|&b| u64::from(b)))?
+}
+
+/// The full ID of the one running plimsoll container with `role`.
+fn container_id(d: &PrivateDocker, role: &str) -> String {
+    let out = d
+        .cli()
+        .args([
+            "ps",
+            "--no-trunc",
+            "-q",
+            "--filter",
+            &format!("label=io.plimsoll.role={role}"),
+            "--filter",
+            "status=running",
+        ])
+        .output()
+        .unwrap();
+    let ids: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(ids.len(), 1, "one running {role} container: {ids:?}");
+    ids[0].clone()
+}
+
+/// Host processes whose command line mentions `needle`: (pid, argv[0]).
+fn processes_naming(needle: &str) -> Vec<(i32, String)> {
+    let mut out = Vec::new();
+    for p in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = p.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(p.path().join("cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd).into_owned();
+        if cmd.contains(needle) {
+            let argv0 = cmd.split('\0').next().unwrap_or_default();
+            let base = argv0.rsplit('/').next().unwrap_or_default().to_owned();
+            out.push((pid, base));
+        }
+    }
+    out
+}
+
+/// SIGKILLs the host process named `argv0` that belongs to container `id`;
+/// returns its pid.
+fn kill_runtime_process(id: &str, argv0: &str) -> i32 {
+    let procs = processes_naming(id);
+    let Some(&(pid, _)) = procs.iter().find(|(_, a)| a == argv0) else {
+        panic!("no {argv0} for container {id}: {procs:?}");
+    };
+    assert!(
+        Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    pid
+}
+
+/// Waits until no container and no host process is left of container `id`.
+fn await_gone(d: &PrivateDocker, id: &str, what: &str) -> Duration {
+    let t = Instant::now();
+    loop {
+        let out = d.cli().args(["ps", "-aq", "--no-trunc"]).output().unwrap();
+        let listed = String::from_utf8_lossy(&out.stdout).contains(id);
+        let procs = processes_naming(id);
+        if !listed && procs.is_empty() {
+            return t.elapsed();
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "{what}: left behind: container listed {listed}, processes {procs:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// FT2: the runtime under a run or a session dies: runc's shim
+/// (`containerd-shim-runc-v2`) or gVisor's `runsc-sandbox` / `runsc-gofer`,
+/// SIGKILLed on the host. Runs end with an infrastructure error, sessions end
+/// typed, nothing is left, and the daemon keeps serving.
+#[test]
+fn runtime_process_killed() {
+    let _serial = serial();
+    let docker = PrivateDocker::start(None);
+    let host = docker.host();
+    let with_sessions = |runtime| {
+        let mut env = docker_env(&host, runtime);
+        env.push(("SANDBOX_MAX_SESSIONS", "2"));
+        Daemon::start(&env)
+    };
+    let runc = with_sessions("runc");
+    let runsc = with_sessions("runsc");
+    // Each runtime process under a run (a snippet or a project) and, but
+    // for the gofer (the same verdict path as the sandbox), under a session.
+    let cases = [
+        (&runc, "containerd-shim-runc-v2", "runc", "snippet", true),
+        (&runsc, "runsc-sandbox", "runsc", "project", true),
+        (&runsc, "runsc-gofer", "runsc", "snippet", false),
+    ];
+    for (d, target, runtime, run_kind, in_session) in cases {
+        {
+            let (kind, role) = (run_kind, run_kind);
+            let body = if kind == "snippet" {
+                long_snippet(20)
+            } else {
+                long_project(20)
+            };
+            let run = in_flight(d, body);
+            await_running(&docker, 1);
+            std::thread::sleep(Duration::from_millis(700));
+            let id = container_id(&docker, role);
+            let killed = Instant::now();
+            kill_runtime_process(&id, target);
+            let (s, v, at) = run.join().unwrap();
+            let took = at.duration_since(killed);
+            eprintln!("FT2 {runtime} {kind}: {target} killed; answered after {took:?}: {s} {v}");
+            assert_infrastructure(&format!("{runtime} {kind}, {target} killed"), s, &v);
+            assert!(took < Duration::from_secs(10), "answered after {took:?}");
+            let gone = await_gone(&docker, &id, &format!("{runtime} {kind}"));
+            eprintln!("FT2 {runtime} {kind}: container and processes gone {gone:?} after");
+            assert_quick_ok(&format!("{runtime} after {target} killed"), d.run(QUICK));
+        }
+        if !in_session {
+            continue;
+        }
+        // Under a session: a call in flight when the runtime dies.
+        let sid = open_session(d);
+        let id = container_id(&docker, "session");
+        let call = {
+            let addr = d.addr.clone();
+            let body = format!(
+                r#"{{"protocol":4,"sessionId":"{sid}","timeoutMs":30000,"javascript":{{"code":"console.error('{MARKER}');setTimeout(()=>console.log('finished'),20000)"}}}}"#
+            );
+            std::thread::spawn(move || {
+                let r = http(
+                    &addr,
+                    "POST",
+                    "/plimsoll.v1.SandboxService/SessionRun",
+                    &body,
+                    Duration::from_secs(120),
+                );
+                (r, Instant::now())
+            })
+        };
+        std::thread::sleep(Duration::from_millis(1500));
+        let killed = Instant::now();
+        kill_runtime_process(&id, target);
+        let ((s, v), at) = call.join().unwrap();
+        let took = at.duration_since(killed);
+        eprintln!("FT2 {runtime} session: {target} killed; call answered after {took:?}: {s} {v}");
+        assert!(took < Duration::from_secs(10), "answered after {took:?}");
+        assert!(!v.to_string().contains(MARKER), "guest stderr leaked: {v}");
+        let reason = session_end_reason(&v);
+        assert!(
+            s != 200 && reason.is_some_and(|r| r != 9),
+            "the session ends typed (SessionEnded with its reason): {s} {v}"
+        );
+        let (s2, v2) = d.rpc(
+            "SessionRun",
+            &format!(
+                r#"{{"protocol":4,"sessionId":"{sid}","javascript":{{"code":"console.log(1)"}}}}"#
+            ),
+        );
+        eprintln!("FT2 {runtime} session: the next call: {s2} {v2}");
+        assert!(
+            s2 != 200 && session_end_reason(&v2).is_some(),
+            "a call on the ended session is refused typed: {s2} {v2}"
+        );
+        let gone = await_gone(&docker, &id, &format!("{runtime} session"));
+        eprintln!("FT2 {runtime} session: container and processes gone {gone:?} after");
+        assert_quick_ok(
+            &format!("{runtime} after a session's {target}"),
+            d.run(QUICK),
+        );
+    }
+    assert!(docker.plimsoll_containers().is_empty());
+}
+
+/// User plus system CPU ticks (1/100 s) a process has used.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = &stat[stat.rfind(')').unwrap() + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+/// FT13: plimsolld at its descriptor limit (`RLIMIT_NOFILE` 256): idle
+/// connections fill it while runs are in flight. Past the cap new
+/// connections get a typed capacity refusal at once, in-flight runs are
+/// answered, the accept loop does not spin, and it recovers when they close.
+#[test]
+fn daemon_at_its_fd_limit() {
+    let _serial = serial();
+    let docker = PrivateDocker::start(None);
+    let host = docker.host();
+    let mut env = docker_env(&host, "runc");
+    env.extend([
+        ("SANDBOX_RATE_PER_MIN", "0"),
+        ("SANDBOX_PER_KEY_CONCURRENT", "0"),
+    ]);
+    let d = Daemon::spawn(command_via(&["prlimit", "--nofile=256:256", "--"], &env));
+    let pid = d.child.id();
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    assert!(
+        limits
+            .lines()
+            .any(|l| l.starts_with("Max open files") && l.contains(" 256 ")),
+        "{limits}"
+    );
+    // The listening line (logged as the listener starts) names the cap.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(d.logs().contains("\"max_connections\":192"), "{}", d.logs());
+    let body = r#"{"protocol":4,"timeoutMs":30000,"javascript":{"code":"setTimeout(()=>console.log(6*7),3000)"}}"#;
+    let runs: Vec<_> = (0..3).map(|_| in_flight(&d, body.to_owned())).collect();
+    await_running(&docker, 3);
+    // Fill the descriptor budget with idle connections (past the cap: 192).
+    let filled = Instant::now();
+    let holders: Vec<TcpStream> = (0..230)
+        .filter_map(|_| TcpStream::connect(&d.addr).ok())
+        .collect();
+    // Those past the cap have had their refusal by now.
+    std::thread::sleep(Duration::from_secs(1));
+    let before = cpu_ticks(pid);
+    let window = Instant::now();
+    let mut refusals = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let (s, v) = d.run(QUICK);
+        let took = t.elapsed();
+        eprintln!("FT13: a run at the limit answered in {took:?}: {s} {v}");
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (503, Some("resource_exhausted")),
+            "a typed capacity refusal at the limit: {v}"
+        );
+        assert!(took < Duration::from_secs(2), "refused after {took:?}");
+        refusals.push(took);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let ticks = cpu_ticks(pid) - before;
+    let secs = window.elapsed().as_secs_f64();
+    let cpu = ticks as f64 / 100.0 / secs;
+    eprintln!(
+        "FT13: {} connections held; plimsolld used {:.1}% of a core over {secs:.1} s at the limit",
+        holders.len(),
+        cpu * 100.0
+    );
+    assert!(cpu < 0.2, "the accept loop spins: {:.0}% CPU", cpu * 100.0);
+    for (i, h) in runs.into_iter().enumerate() {
+        let (s, v, _) = h.join().unwrap();
+        eprintln!("FT13: in-flight run {i} answered: {s}");
+        assert_quick_ok(&format!("in-flight run {i} at the limit"), (s, v));
+    }
+    drop(holders);
+    let closed = Instant::now();
+    loop {
+        let (s, v) = d.run(QUICK);
+        if s == 200 {
+            assert_quick_ok("after the connections closed", (s, v));
+            break;
+        }
+        assert!(
+            closed.elapsed() < Duration::from_secs(10),
+            "no recovery after the connections closed: {s} {v}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!(
+        "FT13: runs answered again {:?} after the connections closed (filled {:?} before)",
+        closed.elapsed(),
+        filled.elapsed()
+    );
+    let (h, _) = http(&d.addr, "GET", "/healthz", "", Duration::from_secs(5));
+    assert_eq!(h, 200);
 }

@@ -18,6 +18,7 @@ use bollard::models::ContainerCreateBody;
 use bollard::query_parameters::{CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder};
 
 use crate::error::{Error, Result};
+use crate::provider::docker::witness::InitWitness;
 
 /// How long a removal may take before it is abandoned to the reconcile.
 const REMOVE_BUDGET: Duration = Duration::from_secs(30);
@@ -117,6 +118,8 @@ pub(crate) struct Live {
     name: String,
     live: LiveSet,
     removed: bool,
+    /// The init's pidfd, opened at the start (see [`InitWitness`]).
+    witness: Option<Arc<InitWitness>>,
 }
 
 impl Live {
@@ -135,6 +138,7 @@ impl Live {
             name,
             live: live.clone(),
             removed: false,
+            witness: None,
         };
         let opts = CreateContainerOptionsBuilder::new()
             .name(&guard.name)
@@ -153,12 +157,21 @@ impl Live {
         &self.name
     }
 
-    /// Starts it.
-    pub async fn start(&self) -> Result<()> {
+    /// Starts it, and opens the witness on its init process.
+    pub async fn start(&mut self) -> Result<()> {
         self.docker
             .start_container(&self.name, None)
             .await
-            .map_err(|e| Error::infrastructure(format!("starting container {}: {e}", self.name)))
+            .map_err(|e| Error::infrastructure(format!("starting container {}: {e}", self.name)))?;
+        self.witness = InitWitness::open(&self.docker, &self.name)
+            .await
+            .map(Arc::new);
+        Ok(())
+    }
+
+    /// The witness on its init process, when one could be opened.
+    pub fn witness(&self) -> Option<Arc<InitWitness>> {
+        self.witness.clone()
     }
 
     /// Force-removes it now and reports whether that worked.

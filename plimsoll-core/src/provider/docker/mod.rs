@@ -32,7 +32,9 @@ mod reconcile;
 mod seccomp;
 mod session;
 mod snippet;
+mod space;
 mod walls;
+mod witness;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -221,10 +223,35 @@ impl Inner {
         }
     }
 
+    /// `Some(error)` when the run's container ended by something outside
+    /// both the guest and this run: docker's kill ([`Inner::ended_by_docker`]),
+    /// or its init killed by a signal on the host while docker did not record
+    /// an out-of-memory kill — the runtime under it died (runc's shim, gVisor's
+    /// sandbox or gofer; see [`witness`]). Only for a container this run did
+    /// not kill itself.
+    pub(crate) async fn ended_outside(&self, live: &container::Live) -> Option<Error> {
+        if let Some(e) = self.ended_by_docker(live.name()).await {
+            return Some(e);
+        }
+        let (pid, signal) = live.witness()?.killed_by().await?;
+        let docker = self.client().await.ok()?;
+        let oom = docker
+            .inspect_container(live.name(), None)
+            .await
+            .ok()
+            .and_then(|i| i.state)
+            .and_then(|s| s.oom_killed);
+        if oom == Some(true) {
+            return None;
+        }
+        Some(Error::infrastructure(runtime_died(pid, signal)))
+    }
+
     async fn preflight_now(&self) -> Result<()> {
         let docker = self.client().await?;
         let s = &self.lockdown.settings;
         images::check_runtime(docker, s.runtime, &s.runtime_name).await?;
+        space::check(docker).await?;
         images::check_host_accounts(s.guest_uid)?;
         let snippet = images::inspect(docker, &s.image).await?;
         let project = images::inspect(docker, &s.project_image).await?;
@@ -312,6 +339,15 @@ pub(crate) fn granted_socket(ctx: &RunContext) -> Result<Option<crate::grant::so
     })?;
     socket.serve(Some(broker.clone()));
     Ok(Some(socket))
+}
+
+/// The reason given when the runtime under a run died ([`witness`]).
+pub(crate) fn runtime_died(pid: u32, signal: i32) -> String {
+    format!(
+        "the container runtime under the run died: a process of the sandbox (host pid {pid}) \
+         was killed by signal {signal} from outside it (its shim, or gVisor's sandbox or gofer, \
+         was killed or crashed); the run did not finish"
+    )
 }
 
 fn unreachable(path: &str, e: bollard::errors::Error) -> Error {

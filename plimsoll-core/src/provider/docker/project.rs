@@ -67,7 +67,7 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
         unix_after(ctx.timeout + GRACE + COLLECT_BUDGET),
         socket.as_ref().map(|s| s.dir()),
     );
-    let live = Live::create(docker, &p.live, container_name(), body).await?;
+    let mut live = Live::create(docker, &p.live, container_name(), body).await?;
     live.start().await?;
     let (stopped, watcher) = exec::watch_stop(docker, live.name());
     let _watcher = AbortOnDrop(watcher);
@@ -188,11 +188,12 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
         };
         // A step that died of a signal, or went with its sandbox, may have
         // been killed by docker itself (a daemon stop or restart, a `docker
-        // kill`): that is an infrastructure error, not the step's exit.
+        // kill`), or the runtime under it died: that is an infrastructure
+        // error, not the step's exit.
         if matches!(
             done.ended,
             Ended::Exited(128..) | Ended::ContainerStopped | Ended::Unknown
-        ) && let Some(e) = p.ended_by_docker(live.name()).await
+        ) && let Some(e) = p.ended_outside(&live).await
         {
             if let Err(r) = live.remove().await {
                 tracing::warn!(error = %r, "project container not removed; the orphan reconcile will");

@@ -221,7 +221,7 @@ pub(crate) async fn prove_image(
         unix_after(Duration::from_secs(PROOF_SECS)),
         Some(&socket.dir),
     );
-    let live = Live::create(docker, &p.live, container_name(), body).await?;
+    let mut live = Live::create(docker, &p.live, container_name(), body).await?;
     live.start().await.map_err(|e| {
         failed(
             image,

@@ -6,6 +6,13 @@
 //! whose expiry label is unreadable counts as expired. What this does not
 //! cover: containers without plimsoll's instance label, which are never
 //! touched.
+//!
+//! A session container that no session of this process holds belongs to a
+//! daemon that died with it open (sessions are not re-attached across a
+//! restart): it is removed like any leftover, and the count of such sessions
+//! is logged (`sessions ended by a daemon restart`), so an operator sees
+//! that sessions were lost; a later call naming one of them gets the refusal
+//! of an unknown session.
 
 use std::collections::HashMap;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -15,7 +22,7 @@ use bollard::query_parameters::ListContainersOptionsBuilder;
 use crate::error::{Error, Result};
 use crate::provider::docker::Inner;
 use crate::provider::docker::container::force_remove;
-use crate::provider::docker::lockdown::{LABEL_EXPIRES, LABEL_INSTANCE};
+use crate::provider::docker::lockdown::{LABEL_EXPIRES, LABEL_INSTANCE, LABEL_ROLE};
 
 /// Another instance's container is left alone this long past its expiry.
 pub(crate) const FOREIGN_GRACE_SECS: u64 = 300;
@@ -60,6 +67,7 @@ pub(crate) async fn reconcile(p: &Inner) -> Result<usize> {
         .map(|d| d.as_secs())
         .unwrap_or(0);
     let mut removed = 0;
+    let mut sessions = 0;
     for c in list {
         let name = c
             .names
@@ -81,12 +89,21 @@ pub(crate) async fn reconcile(p: &Inner) -> Result<usize> {
         match force_remove(docker, id).await {
             Ok(()) => {
                 removed += 1;
+                if labels.get(LABEL_ROLE).map(String::as_str) == Some("session") {
+                    sessions += 1;
+                }
                 tracing::info!(container = %name, owner = %labels.get(LABEL_INSTANCE).map(String::as_str).unwrap_or(""), "removed a leaked container");
             }
             Err(e) => {
                 tracing::warn!(container = %name, error = %e, "could not remove a leaked container")
             }
         }
+    }
+    if sessions > 0 {
+        tracing::info!(
+            sessions,
+            "sessions ended by a daemon restart: their containers were removed"
+        );
     }
     Ok(removed)
 }

@@ -38,6 +38,7 @@ use crate::provider::docker::exec::{self, Ended, ExecDone, ExecFail, ExecSpec};
 use crate::provider::docker::lockdown::{LABEL_SESSION, Role, WORK, container_name};
 use crate::provider::docker::project::{ARTIFACT_BUDGET, STEP_CAP};
 use crate::provider::docker::snippet::{GRACE, OUTPUT_CAP, cancelled, unix_after};
+use crate::provider::docker::witness::InitWitness;
 use crate::request::{CellRun, JavaScriptRun, ProjectRun};
 use crate::result::{CellResult, JavaScriptResult, ProjectOutcome, ProjectResult, StepResult};
 use crate::session::{SandboxSpec, SessionSandbox};
@@ -151,6 +152,8 @@ pub(crate) struct DockerSession {
     /// The languages whose kernels were started at open.
     languages: Mutex<Vec<String>>,
     disk_mb: u32,
+    /// The container's init and runtime processes, watched from the host.
+    witness: Option<Arc<InitWitness>>,
 }
 
 /// The security-relevant settings of a container, as docker reports them.
@@ -251,7 +254,7 @@ pub(crate) async fn open(inner: &Arc<Inner>, spec: &SandboxSpec) -> Result<Docke
     if let Some(l) = body.labels.as_mut() {
         l.insert(LABEL_SESSION.into(), spec.fingerprint.clone());
     }
-    let live = Live::create(docker, &inner.live, container_name(), body).await?;
+    let mut live = Live::create(docker, &inner.live, container_name(), body).await?;
     live.start().await?;
     let name = live.name().to_string();
     let baseline = settings_of(inner, &name).await.map_err(|e| {
@@ -261,6 +264,7 @@ pub(crate) async fn open(inner: &Arc<Inner>, spec: &SandboxSpec) -> Result<Docke
         ))
     })?;
     let (stopped, watcher) = exec::watch_stop(docker, &name);
+    let witness = live.witness();
     let s = DockerSession {
         inner: inner.clone(),
         name,
@@ -271,6 +275,7 @@ pub(crate) async fn open(inner: &Arc<Inner>, spec: &SandboxSpec) -> Result<Docke
         interps: tokio::sync::Mutex::new(HashMap::new()),
         languages: Mutex::new(Vec::new()),
         disk_mb: inner.session_disk_mb,
+        witness,
     };
     for lang in &spec.languages {
         if lang == "python" || lang == "javascript" {
@@ -300,6 +305,19 @@ fn exec_error(e: ExecFail) -> Error {
 }
 
 impl DockerSession {
+    /// The session's end when the runtime under its container died (a call
+    /// that came back with a signal exit or none, see [`InitWitness`]).
+    async fn runtime_died(&self, ended: &Ended) -> Option<Error> {
+        if !matches!(ended, Ended::Exited(128..) | Ended::Unknown) {
+            return None;
+        }
+        let (pid, signal) = self.witness.as_ref()?.killed_by().await?;
+        Some(Error::session_ended(
+            SessionEnd::MainProcessEnded,
+            super::runtime_died(pid, signal),
+        ))
+    }
+
     fn spec(&self, cmd: Vec<String>, stdin: Option<Vec<u8>>, cap: usize, end: bool) -> ExecSpec {
         ExecSpec {
             user: self.inner.lockdown.guest_user(),
@@ -492,6 +510,9 @@ impl SessionSandbox for DockerSession {
             .exec(spec, deadline, &ctx.cancel)
             .await
             .map_err(exec_error)?;
+        if let Some(e) = self.runtime_died(&d.ended).await {
+            return Err(e);
+        }
         let (exit_code, timed_out) = match d.ended {
             Ended::Exited(c) => (c as i32, false),
             Ended::Deadline => (124, true),
@@ -544,6 +565,9 @@ impl SessionSandbox for DockerSession {
                 }
                 Err(e) => return Err(exec_error(e)),
             };
+            if let Some(e) = self.runtime_died(&d.ended).await {
+                return Err(e);
+            }
             let (stdout, stdout_truncated) = d.stdout.finish();
             let (stderr, stderr_truncated) = d.stderr.finish();
             let mut r = StepResult {

@@ -66,7 +66,7 @@ pub(crate) async fn run(
         unix_after(ctx.timeout + GRACE),
         socket.as_ref().map(|s| s.dir()),
     );
-    let live = Live::create(docker, &p.live, container_name(), body).await?;
+    let mut live = Live::create(docker, &p.live, container_name(), body).await?;
     let attach = docker
         .attach_container(
             live.name(),
@@ -150,10 +150,11 @@ pub(crate) async fn run(
         None => (124, true),
     };
     // A signal death may be docker's doing (a daemon stop or restart kills
-    // running containers): that is an infrastructure error, not the guest's exit.
+    // running containers), or the runtime's death under the run: that is an
+    // infrastructure error, not the guest's exit.
     if !timed_out
         && exit_code >= 128
-        && let Some(e) = p.ended_by_docker(live.name()).await
+        && let Some(e) = p.ended_outside(&live).await
     {
         if let Err(r) = live.remove().await {
             tracing::warn!(error = %r, "snippet container not removed; the orphan reconcile will");
