@@ -179,7 +179,7 @@ async fn baseline(p: &Inner, image: &PinnedImage) -> Result<Observed> {
         unix_after(Duration::from_secs(60)),
         None,
     );
-    let live = Live::create(docker, &p.live, container_name(), body).await?;
+    let mut live = Live::create(docker, &p.live, container_name(), body).await?;
     live.start().await?;
     let out = proof::run(docker, &live, &l, command(true)).await;
     live.remove().await?;
