@@ -1362,19 +1362,41 @@ fn lookalike_loopback_hosts_are_refused_at_startup() {
             "the client must refuse http://{host}"
         );
     }
-    for host in ["LOCALHOST:9", "[::1]:9", "0x7f.1:9", "[::ffff:127.0.0.1]:9"] {
-        let d = Daemon::start(
-            &[
-                ("PLIMSOLL_GRANTS_FILE", grants(host)),
-                ("HOSTILE_API_TOKEN", canary.clone()),
-            ],
-            &format!("plimsoll:hostile-loopback-{}", std::process::id()),
-        );
-        assert!(
-            !d.addr.is_empty(),
-            "http://{host} is loopback: the daemon serves"
-        );
-        assert!(!d.log.lock().unwrap().contains(&canary));
+    // The real loopback forms, one profile each, in one daemon (wasm: the
+    // disabled provider takes no grants file).
+    let real = ["LOCALHOST:9", "[::1]:9", "0x7f.1:9", "[::ffff:127.0.0.1]:9"];
+    let profiles: serde_json::Map<String, serde_json::Value> = real
+        .iter()
+        .enumerate()
+        .map(|(i, host)| {
+            (
+                format!("p{i}"),
+                serde_json::json!({
+                    "base_url": format!("http://{host}"),
+                    "allow": ["GET /v1/items/*"],
+                    "allowed_callers": ["static"],
+                    "token": {"type": "static", "env": "HOSTILE_API_TOKEN"},
+                }),
+            )
+        })
+        .collect();
+    let file = dir.path().join("grants-real.json");
+    std::fs::write(
+        &file,
+        serde_json::json!({ "profiles": profiles }).to_string(),
+    )
+    .unwrap();
+    let d = Daemon::start(
+        &[
+            ("SANDBOX_PROVIDER", "wasm".into()),
+            ("PLIMSOLL_GRANTS_FILE", file.display().to_string()),
+            ("HOSTILE_API_TOKEN", canary.clone()),
+        ],
+        &format!("plimsoll:hostile-loopback-{}", std::process::id()),
+    );
+    assert!(!d.addr.is_empty(), "real loopback hosts: the daemon serves");
+    assert!(!d.log.lock().unwrap().contains(&canary));
+    for host in real {
         assert!(
             RemoteClient::new(&format!("http://{host}"), Some(TOKEN.into()), false).is_ok(),
             "the client accepts http://{host}"
