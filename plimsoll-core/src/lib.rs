@@ -20,6 +20,7 @@ pub mod error;
 #[cfg(feature = "capi")]
 pub mod ffi;
 pub mod grant;
+pub mod loopback;
 pub mod provider;
 pub mod record;
 pub mod request;

@@ -94,6 +94,7 @@ struct Case {
     runs: u32,
     truncated: bool,
     pad: usize,
+    probe: Option<String>,
 }
 
 impl Case {
@@ -120,6 +121,7 @@ impl Case {
             runs: 1,
             truncated: false,
             pad: 0,
+            probe: None,
         };
         let mut why = false;
         for line in text.lines() {
@@ -160,6 +162,10 @@ impl Case {
                 "runs" => case.runs = value.parse().unwrap(),
                 "truncated" => case.truncated = value == "yes",
                 "pad" => case.pad = value.parse().unwrap(),
+                "probe" => {
+                    assert_eq!(value, "broker-uid", "{}: unknown probe", file.display());
+                    case.probe = Some(value.to_owned());
+                }
                 "why" => why = true,
                 "id" | "title" => {}
                 other => panic!("{}: unknown header key {other:?}", file.display()),
@@ -442,6 +448,13 @@ struct Daemon {
 impl Daemon {
     fn start(env: &[(&str, String)], instance: &str) -> Daemon {
         let tmp = tempfile::tempdir().unwrap();
+        // Traversable by every uid, as the system temp dir is: the broker
+        // socket's own directory must be what keeps other uids out.
+        std::fs::set_permissions(
+            tmp.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o1777),
+        )
+        .unwrap();
         let mut c = Command::new(BIN);
         for (k, _) in std::env::vars() {
             if k.starts_with("SANDBOX_") || k.starts_with("PLIMSOLL_") || k.starts_with("DOCKER_") {
@@ -675,6 +688,92 @@ fn processes_of(uid: u32) -> usize {
         .count()
 }
 
+/// `curl` to `sock` as host uid `uid` (a real setuid child): curl's exit
+/// code and the HTTP status (`000`: none).
+fn curl_as(uid: u32, sock: &Path) -> (i32, String) {
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new("curl");
+    c.args([
+        "-s",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        "--max-time",
+        "5",
+    ])
+    .arg("--unix-socket")
+    .arg(sock)
+    .arg("http://broker/v1/items/1");
+    c.uid(uid).gid(uid);
+    let out = c.output().expect("curl is needed for the broker probes");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// The `broker-uid` probe: waits for the run's broker socket to appear in the
+/// daemon's temp dir, then connects to it from the host as another uid
+/// (65534, nobody) and as root (this harness: neither the guest uid nor the
+/// runtime). Neither may get an answer; root must reach the socket (it passes
+/// the directory's mode), so its refusal is the peer check's.
+fn probe_broker(tmp: PathBuf) -> std::thread::JoinHandle<Vec<String>> {
+    std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let sock = loop {
+            let found = std::fs::read_dir(&tmp).unwrap().flatten().find(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("plimsoll-broker-")
+                    && e.path().join("host-api.sock").exists()
+            });
+            if let Some(e) = found {
+                break e.path().join("host-api.sock");
+            }
+            if Instant::now() > deadline {
+                return vec!["the probe saw no broker socket during the granted run".into()];
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut p = Vec::new();
+        let (code, status) = curl_as(65534, &sock);
+        if status != "000" {
+            p.push(format!(
+                "BREACH uid 65534 got HTTP {status} from the broker socket"
+            ));
+        } else if ![7, 52, 56].contains(&code) {
+            p.push(format!("uid 65534's probe ended with curl {code}"));
+        }
+        // Root, from this process: the connect must succeed (root passes the
+        // modes), and the peer check must close it without a byte of answer.
+        match std::os::unix::net::UnixStream::connect(&sock) {
+            Err(e) => p.push(format!("root's probe did not reach the socket: {e}")),
+            Ok(mut s) => {
+                s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                let _ = s
+                    .write_all(b"GET /v1/items/1 HTTP/1.1\r\nHost: b\r\nConnection: close\r\n\r\n");
+                let mut got = Vec::new();
+                match s.read_to_end(&mut got) {
+                    Ok(_) if got.is_empty() => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset && got.is_empty() => {
+                    }
+                    Ok(_) => p.push(format!(
+                        "BREACH root (not the runtime) got an answer from the broker socket: {:?}",
+                        String::from_utf8_lossy(&got[..got.len().min(80)])
+                    )),
+                    Err(e) => p.push(format!("root's probe: {e}")),
+                }
+            }
+        }
+        eprintln!(
+            "     broker probe: uid 65534 and root refused at {}",
+            sock.display()
+        );
+        p
+    })
+}
+
 // ------------------------------------------------------------------ a tier
 
 /// What the benign cell after a hostile one must meet.
@@ -832,6 +931,13 @@ impl Tier {
                         After::Goes
                     };
                     self.in_session(req, after)
+                }
+                _ if case.probe.is_some() => {
+                    // Host-side probes of the run's broker socket while it runs.
+                    let probe = probe_broker(self.daemon.tmp.path().to_owned());
+                    let got = self.answered(req);
+                    problems.extend(probe.join().unwrap());
+                    got
                 }
                 _ => self.answered(req),
             };
@@ -1187,4 +1293,108 @@ fn hostile_runc() {
 #[test]
 fn hostile_runsc() {
     run_tier("runsc");
+}
+
+/// Hosts that only look like loopback: a grant profile naming one over
+/// cleartext http stops the daemon at startup (the credential would travel in
+/// clear), and the remote client refuses one as a base URL; the real loopback
+/// forms start and are accepted.
+#[test]
+fn lookalike_loopback_hosts_are_refused_at_startup() {
+    let dir = tempfile::tempdir().unwrap();
+    let canary = format!("canary-{:032x}", rand::random::<u128>());
+    let grants = |host: &str| {
+        let f = dir
+            .path()
+            .join(format!("grants-{:x}.json", rand::random::<u64>()));
+        std::fs::write(
+            &f,
+            serde_json::json!({"profiles": {"items": {
+                "base_url": format!("http://{host}"),
+                "allow": ["GET /v1/items/*"],
+                "allowed_callers": ["static"],
+                "token": {"type": "static", "env": "HOSTILE_API_TOKEN"},
+            }}})
+            .to_string(),
+        )
+        .unwrap();
+        f.display().to_string()
+    };
+    let lookalikes = [
+        "127.attacker.example",
+        "127.x.example:8080",
+        "127.0.0.1.nip.io",
+        "localhost.",
+        "localhost.attacker.example",
+        "0.0.0.0:9",
+        "[::ffff:10.0.0.1]:9",
+    ];
+    for host in lookalikes {
+        let mut c = Command::new(BIN);
+        for (k, _) in std::env::vars() {
+            if k.starts_with("SANDBOX_") || k.starts_with("PLIMSOLL_") || k.starts_with("DOCKER_") {
+                c.env_remove(k);
+            }
+        }
+        let out = c
+            .env("PLIMSOLL_ADDR", "127.0.0.1:0")
+            .env("PLIMSOLL_METRICS_ADDR", "off")
+            .env("PLIMSOLL_TOKEN", TOKEN)
+            .env("PLIMSOLL_GRANTS_FILE", grants(host))
+            .env("HOSTILE_API_TOKEN", &canary)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains("https off loopback"),
+            "http://{host}: the daemon must refuse to start, got {:?}: {stderr}",
+            out.status
+        );
+        assert!(!stderr.contains(&canary), "the credential reached stderr");
+        assert!(
+            RemoteClient::new(&format!("http://{host}"), Some(TOKEN.into()), false).is_err(),
+            "the client must refuse http://{host}"
+        );
+    }
+    // The real loopback forms, one profile each, in one daemon (wasm: the
+    // disabled provider takes no grants file).
+    let real = ["LOCALHOST:9", "[::1]:9", "0x7f.1:9", "[::ffff:127.0.0.1]:9"];
+    let profiles: serde_json::Map<String, serde_json::Value> = real
+        .iter()
+        .enumerate()
+        .map(|(i, host)| {
+            (
+                format!("p{i}"),
+                serde_json::json!({
+                    "base_url": format!("http://{host}"),
+                    "allow": ["GET /v1/items/*"],
+                    "allowed_callers": ["static"],
+                    "token": {"type": "static", "env": "HOSTILE_API_TOKEN"},
+                }),
+            )
+        })
+        .collect();
+    let file = dir.path().join("grants-real.json");
+    std::fs::write(
+        &file,
+        serde_json::json!({ "profiles": profiles }).to_string(),
+    )
+    .unwrap();
+    let d = Daemon::start(
+        &[
+            ("SANDBOX_PROVIDER", "wasm".into()),
+            ("PLIMSOLL_GRANTS_FILE", file.display().to_string()),
+            ("HOSTILE_API_TOKEN", canary.clone()),
+        ],
+        &format!("plimsoll:hostile-loopback-{}", std::process::id()),
+    );
+    assert!(!d.addr.is_empty(), "real loopback hosts: the daemon serves");
+    assert!(!d.log.lock().unwrap().contains(&canary));
+    for host in real {
+        assert!(
+            RemoteClient::new(&format!("http://{host}"), Some(TOKEN.into()), false).is_ok(),
+            "the client accepts http://{host}"
+        );
+    }
 }

@@ -27,34 +27,34 @@ fn transport_error(message: &str) -> Error {
 }
 
 /// Checks a base URL the way the published client does: http or https, no
-/// userinfo, query or fragment, ASCII; cleartext only to loopback unless allowed.
+/// userinfo, query or fragment, ASCII; cleartext only to loopback (decided by
+/// [`crate::loopback`], on the parsed host) unless allowed. Returns the
+/// normalised URL every call is sent to, so the host decided on is the host
+/// connected to (`http://0x7f.1` becomes `http://127.0.0.1`).
 pub(crate) fn base_url(raw: &str, insecure_http: bool) -> Result<String> {
     let bad = |m: &str| Err(Error::invalid(format!("base URL: {m}")));
     if !raw.is_ascii() {
         return bad("must be ASCII");
     }
-    let (scheme, rest) = match raw.split_once("://") {
-        Some((s @ ("http" | "https"), r)) => (s, r),
-        _ => return bad("must start with http:// or https://"),
-    };
-    if rest.contains(['?', '#', '@']) {
+    if !(raw.starts_with("http://") || raw.starts_with("https://")) {
+        return bad("must start with http:// or https://");
+    }
+    if raw.contains(['?', '#', '@']) {
         return bad("must not carry userinfo, a query or a fragment");
     }
-    let authority = rest.split('/').next().unwrap_or("");
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(""),
-        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    let url = match crate::loopback::parse(raw) {
+        Ok(u) => u,
+        Err(e) => return bad(&e),
     };
-    if host.is_empty() {
+    if url.host().is_none() {
         return bad("has no host");
     }
-    let loopback = host == "localhost" || host == "::1" || host.starts_with("127.");
-    if scheme == "http" && !loopback && !insecure_http {
+    if url.scheme() == "http" && !crate::loopback::is_loopback_url(&url) && !insecure_http {
         return bad(
             "cleartext http is allowed only to a loopback host (pass insecure_http for development)",
         );
     }
-    Ok(format!("{scheme}://{}", rest.trim_end_matches('/')))
+    Ok(url.as_str().trim_end_matches('/').to_owned())
 }
 
 impl Transport {
@@ -152,5 +152,38 @@ mod tests {
         assert!(base_url("https://u:p@example.com", false).is_err());
         assert!(base_url("https://example.com/?q", false).is_err());
         assert!(base_url("ftp://example.com", false).is_err());
+    }
+
+    #[test]
+    fn cleartext_only_to_a_real_loopback_host() {
+        for (raw, normalised) in [
+            ("http://LOCALHOST:9", "http://localhost:9"),
+            ("http://[::1]:9/", "http://[::1]:9"),
+            ("http://[::ffff:127.0.0.1]:9", "http://[::ffff:7f00:1]:9"),
+            ("http://0x7f.1:9", "http://127.0.0.1:9"),
+            ("http://127.1:9", "http://127.0.0.1:9"),
+        ] {
+            assert_eq!(base_url(raw, false).unwrap(), normalised, "{raw}");
+        }
+        for raw in [
+            "http://127.attacker.example",
+            "http://127.x.example:8746",
+            "http://127.0.0.1.nip.io",
+            "http://localhost.",
+            "http://foo.localhost",
+            "http://0.0.0.0:8746",
+            "http://[::ffff:10.0.0.1]",
+        ] {
+            let e = base_url(raw, false).unwrap_err();
+            assert!(e.message().contains("loopback"), "{raw}: {e}");
+            // The same host is fine over TLS, or when cleartext is allowed.
+            assert!(
+                base_url(&raw.replacen("http", "https", 1), false).is_ok(),
+                "{raw}"
+            );
+            assert!(base_url(raw, true).is_ok(), "{raw}");
+        }
+        assert!(base_url("http://", false).is_err());
+        assert!(base_url("http://127.0.0.1:99999", false).is_err());
     }
 }

@@ -117,12 +117,14 @@ impl Profile {
     }
 }
 
-/// Checks a base URL: http(s), a host, an optional port, nothing else; https off loopback.
+/// Checks a base URL: http(s), a host, an optional port, nothing else; https
+/// off loopback (decided by [`crate::loopback`], on the parsed host). Returns
+/// the normalised origin the broker sends to (`http://0x7f.1` becomes
+/// `http://127.0.0.1`).
 fn base_url(profile: &str, raw: &str) -> Result<String, String> {
     let err = |m: &str| Err(format!("profile {profile:?}: base_url {m}"));
-    let (scheme, rest) = match raw.split_once("://") {
-        Some(("https", r)) => ("https", r),
-        Some(("http", r)) => ("http", r),
+    let rest = match raw.split_once("://") {
+        Some(("https" | "http", r)) => r,
         _ => return err("must start with http:// or https://"),
     };
     let authority = rest.strip_suffix('/').unwrap_or(rest);
@@ -131,26 +133,29 @@ fn base_url(profile: &str, raw: &str) -> Result<String, String> {
             "must be an origin: scheme://host[:port], no path, query, fragment or credentials",
         );
     }
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(""),
-        None => authority.rsplit_once(':').map_or(authority, |(h, port)| {
-            if port.parse::<u16>().is_ok() { h } else { "" }
-        }),
+    let url = match crate::loopback::parse(raw) {
+        Ok(u) => u,
+        Err(e) => return err(&e),
     };
-    if host.is_empty()
-        || !host
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b".-:".contains(&b))
-    {
+    let host_ok = match url.host() {
+        Some(url::Host::Domain(name)) => {
+            !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b".-".contains(&b))
+        }
+        Some(_) => true,
+        None => false,
+    };
+    if !host_ok || url.path() != "/" {
         return err("has no valid host");
     }
-    let loopback = host == "localhost" || host == "::1" || host.starts_with("127.");
-    if scheme == "http" && !loopback {
+    if url.scheme() == "http" && !crate::loopback::is_loopback_url(&url) {
         return err(
             "must use https off loopback (the credential would cross the network in clear)",
         );
     }
-    Ok(format!("{scheme}://{authority}"))
+    Ok(url.origin().ascii_serialization())
 }
 
 fn secret_from(
@@ -332,5 +337,44 @@ mod tests {
         let empty_routes = OK.replace("\"GET /a/*\"", "");
         assert!(one(&empty_routes).unwrap()[0].allow.is_empty());
         assert!(one(&OK.replace("http://127.0.0.1:9", "https://api.example.com:8443/")).is_ok());
+    }
+
+    #[test]
+    fn cleartext_only_to_a_real_loopback_host() {
+        let base =
+            |url: &str| one(&OK.replace("http://127.0.0.1:9", url)).map(|p| p[0].base_url.clone());
+        for (raw, normalised) in [
+            ("http://LOCALHOST:9", "http://localhost:9"),
+            ("http://localhost:9/", "http://localhost:9"),
+            ("http://[::1]:9", "http://[::1]:9"),
+            ("http://[::ffff:127.0.0.1]:9", "http://[::ffff:7f00:1]:9"),
+            ("http://0x7f.1:9", "http://127.0.0.1:9"),
+            ("http://127.1", "http://127.0.0.1"),
+            ("https://API.example.com:443/", "https://api.example.com"),
+        ] {
+            assert_eq!(base(raw).unwrap(), normalised, "{raw}");
+        }
+        for raw in [
+            "http://127.attacker.example",
+            "http://127.x.example:9",
+            "http://127.0.0.1.nip.io",
+            "http://localhost.",
+            "http://foo.localhost",
+            "http://0.0.0.0:9",
+            "http://[::ffff:10.0.0.1]",
+        ] {
+            let e = base(raw).unwrap_err();
+            assert!(e.contains("https off loopback"), "{raw}: {e}");
+            assert!(base(&raw.replacen("http", "https", 1)).is_ok(), "{raw}");
+        }
+        for raw in [
+            "http://",
+            "http://:9",
+            "http://a_b.example",
+            "https://[::1",
+            "http://h:99999",
+        ] {
+            assert!(base(raw).is_err(), "{raw}");
+        }
     }
 }

@@ -325,18 +325,30 @@ impl Drop for Inner {
 }
 
 /// A granted run's broker socket: a [`grant::socket::HostSocket`] in a fresh
-/// directory under the system temp dir, serving the run's broker, to be
-/// bind-mounted at [`lockdown::BROKER_DIR`]. `None` without a grant. Dropping
-/// it stops the server and removes the directory.
+/// directory under the system temp dir, owned by the guest uid and reachable
+/// only by the run's guest (under runsc: its gofer), serving the run's broker,
+/// to be bind-mounted at [`lockdown::BROKER_DIR`]. `None` without a grant.
+/// Dropping it stops the server and removes the directory.
 ///
 /// [`grant::socket::HostSocket`]: crate::grant::socket::HostSocket
-pub(crate) fn granted_socket(ctx: &RunContext) -> Result<Option<crate::grant::socket::HostSocket>> {
+pub(crate) fn granted_socket(
+    ctx: &RunContext,
+    lockdown: &Lockdown,
+) -> Result<Option<crate::grant::socket::HostSocket>> {
     let Some(broker) = &ctx.grant else {
         return Ok(None);
     };
-    let socket = crate::grant::socket::HostSocket::start(&std::env::temp_dir()).map_err(|e| {
-        Error::infrastructure(format!("docker provider: the run's broker socket: {e}"))
-    })?;
+    let access = crate::grant::socket::Access {
+        guest_uid: lockdown.settings.guest_uid,
+        via_runsc: lockdown.settings.runtime == DockerRuntime::Runsc,
+    };
+    let socket =
+        crate::grant::socket::HostSocket::start(&std::env::temp_dir(), access).map_err(|e| {
+            Error::infrastructure(format!(
+                "docker provider: the run's broker socket (owned by the guest uid, \
+                 which needs CAP_CHOWN): {e}"
+            ))
+        })?;
     socket.serve(Some(broker.clone()));
     Ok(Some(socket))
 }

@@ -58,7 +58,7 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
     let keeper_secs = (ctx.timeout + GRACE + COLLECT_BUDGET).as_secs();
     // A granted run's broker socket: removed (with its directory) when this
     // returns, on every path.
-    let socket = super::granted_socket(ctx)?;
+    let socket = super::granted_socket(ctx, &p.lockdown)?;
     let body = p.lockdown.create_body(
         Role::Project,
         &image.id,

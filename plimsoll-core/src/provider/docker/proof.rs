@@ -14,7 +14,6 @@
 //! Describe reports. What this does not cover: attestation — this is
 //! behavioural evidence under this configuration, on this host, at startup.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -24,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::DockerRuntime;
 use crate::error::{Error, Result};
+use crate::grant::socket::{self, Access};
 use crate::provider::RunContext;
 use crate::provider::docker::container::Live;
 use crate::provider::docker::exec::{self, Ended, ExecSpec};
@@ -45,8 +45,10 @@ fn failed(image: &PinnedImage, what: impl std::fmt::Display) -> Error {
     ))
 }
 
-/// A host directory holding a listening Unix socket that hands each
-/// connection a nonce; removed on drop.
+/// A host directory holding a listening Unix socket that hands each admitted
+/// connection a nonce; made and guarded exactly as a run's broker socket
+/// (guest-owned `0700` directory, `0600` socket, the same peer check), so the
+/// proof shows the runtime's peer passes it. Removed on drop.
 struct ProbeSocket {
     dir: PathBuf,
     nonce: String,
@@ -54,21 +56,15 @@ struct ProbeSocket {
 }
 
 impl ProbeSocket {
-    fn open() -> std::io::Result<ProbeSocket> {
-        let dir = std::env::temp_dir().join(format!(
-            "plimsoll-proof-{}",
-            hex::encode(rand::random::<[u8; 8]>())
-        ));
-        std::fs::create_dir(&dir)?;
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))?;
-        let path = dir.join(BROKER_SOCKET);
-        let listener = tokio::net::UnixListener::bind(&path)?;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666))?;
+    fn open(access: Access) -> std::io::Result<ProbeSocket> {
+        let (dir, listener) = socket::bind(&std::env::temp_dir(), "plimsoll-proof", access)?;
         let nonce = hex::encode(rand::random::<[u8; 16]>());
         let reply = format!("{nonce}\n");
         let task = tokio::spawn(async move {
             while let Ok((mut conn, _)) = listener.accept().await {
-                let _ = conn.write_all(reply.as_bytes()).await;
+                if socket::admitted(&conn, access).is_ok() {
+                    let _ = conn.write_all(reply.as_bytes()).await;
+                }
                 let _ = conn.shutdown().await;
             }
         });
@@ -211,8 +207,11 @@ pub(crate) async fn prove_image(
 ) -> Result<(Vec<String>, Option<walls::Observed>)> {
     let docker = p.client().await?;
     let l = &p.lockdown;
-    let socket = ProbeSocket::open()
-        .map_err(|e| failed(image, format!("cannot open a throwaway host socket: {e}")))?;
+    let socket = ProbeSocket::open(Access {
+        guest_uid: l.settings.guest_uid,
+        via_runsc: l.settings.runtime == DockerRuntime::Runsc,
+    })
+    .map_err(|e| failed(image, format!("cannot open a throwaway host socket: {e}")))?;
     let body = l.create_body(
         role,
         &image.id,

@@ -57,7 +57,7 @@ pub(crate) async fn run(
     let docker = p.client().await?;
     // A granted run's broker socket: removed (with its directory) when this
     // returns, on every path.
-    let socket = super::granted_socket(ctx)?;
+    let socket = super::granted_socket(ctx, &p.lockdown)?;
     let body = p.lockdown.create_body(
         Role::Snippet,
         &image.id,
