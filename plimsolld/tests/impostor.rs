@@ -140,7 +140,9 @@ fn runc_registered_as_runsc_is_refused_the_kernel_tier() {
         "{proof}"
     );
     assert!(
-        !report.lines().any(|l| l.starts_with("fail") && !l.contains("startup proof")),
+        !report
+            .lines()
+            .any(|l| l.starts_with("fail") && !l.contains("startup proof")),
         "only the proof may fail: {report}"
     );
 }

@@ -349,13 +349,19 @@ impl DockerSession {
         cmd: Vec<String>,
         stdin: Option<Vec<u8>>,
     ) -> std::result::Result<ExecDone, ExecFail> {
+        self.tool_until(cmd, stdin, tokio::time::Instant::now() + TOOL_BUDGET)
+            .await
+    }
+
+    /// [`DockerSession::tool`] with a deadline of the caller's.
+    async fn tool_until(
+        &self,
+        cmd: Vec<String>,
+        stdin: Option<Vec<u8>>,
+        until: tokio::time::Instant,
+    ) -> std::result::Result<ExecDone, ExecFail> {
         let spec = self.spec(cmd, stdin, 64 * 1024, false);
-        self.exec(
-            spec,
-            tokio::time::Instant::now() + TOOL_BUDGET,
-            &CancellationToken::new(),
-        )
-        .await
+        self.exec(spec, until, &CancellationToken::new()).await
     }
 
     /// Writes `files` into `/work`; `Err(why)` when the guest's tar failed.
@@ -788,9 +794,15 @@ impl SessionSandbox for DockerSession {
             detail,
         };
         let mut last = String::new();
-        // A process table at its limit can refuse the stopper once or twice.
+        // A process table at its limit can refuse the stopper once or twice;
+        // every attempt shares one budget, so the next call never waits on
+        // the cleanup longer than TOOL_BUDGET before the session ends.
+        let until = tokio::time::Instant::now() + TOOL_BUDGET;
         for _ in 0..5 {
-            match self.tool(cmd.clone(), None).await {
+            if tokio::time::Instant::now() >= until {
+                break;
+            }
+            match self.tool_until(cmd.clone(), None, until).await {
                 Ok(ExecDone {
                     ended: Ended::Exited(0),
                     stdout,
