@@ -392,8 +392,8 @@ console.log(n);"#,
         let fp = s.fingerprint();
         let c = s.cell("python", "1", &[], 20_000).await;
         assert!(
-            !c.interpreter_started,
-            "[{name}] started at open from the hint"
+            c.interpreter_started,
+            "[{name}] started at open from the hint, and fresh to its first cell"
         );
         let id = containers_of(&fp).await.pop().unwrap();
         let tampered = docker()

@@ -1244,3 +1244,149 @@ fn daemon_at_its_fd_limit() {
     let (h, _) = http(&d.addr, "GET", "/healthz", "", Duration::from_secs(5));
     assert_eq!(h, 200);
 }
+
+/// A memory cgroup (v1) of `limit_mb`, removed on drop.
+struct MemoryCgroup(std::path::PathBuf);
+
+impl MemoryCgroup {
+    fn new(name: &str, limit_mb: u64) -> MemoryCgroup {
+        let root = std::path::Path::new("/sys/fs/cgroup/memory");
+        assert!(
+            root.join("memory.limit_in_bytes").exists(),
+            "FT12 needs the cgroup v1 memory controller at {}",
+            root.display()
+        );
+        let dir = root.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("memory.limit_in_bytes"),
+            format!("{}", limit_mb << 20),
+        )
+        .unwrap();
+        MemoryCgroup(dir)
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        // Docker removes its children with the containers; wait for that.
+        for _ in 0..100 {
+            if std::fs::remove_dir(&self.0).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// FT12: host memory pressure. The sandboxes run under a cgroup parent whose
+/// memory (600 MiB) is less than four runs' limits (4 x 256 MiB), as on a
+/// host whose memory is overcommitted to its sandboxes; four memory bombs
+/// that each stay inside their own limit together exhaust it. The kernel
+/// kills guests (every guest process has `oom_score_adj` 1000, plimsolld
+/// keeps its own), each run is answered (a result or an infrastructure
+/// error, never a hang), the daemon keeps serving throughout, and a run after
+/// the pressure succeeds with nothing left behind.
+#[test]
+fn host_memory_pressure_kills_guests_first() {
+    let _serial = serial();
+    let name = format!("plimsoll-ft12-{}", std::process::id());
+    let cgroup = MemoryCgroup::new(&name, 600);
+    let mut docker = PrivateDocker::start(None);
+    docker.stop_dockerd();
+    docker.dockerd_args = vec![format!("--cgroup-parent=/{name}")];
+    docker.start_dockerd();
+    let host = docker.host();
+    let mut env = docker_env(&host, "runc");
+    env.push(("SANDBOX_MEMORY_MB", "256"));
+    let d = Daemon::start(&env);
+    assert_quick_ok("before the pressure", d.run(QUICK));
+    let daemon_adj =
+        std::fs::read_to_string(format!("/proc/{}/oom_score_adj", d.child.id())).unwrap();
+    assert!(
+        daemon_adj.trim().parse::<i32>().unwrap() < 1000,
+        "plimsolld must not be the OOM killer's first choice: {daemon_adj}"
+    );
+    // Each bomb holds 230 MiB (inside its own 256 MiB) for 4 s.
+    let bomb = r#"{"protocol":4,"timeoutMs":20000,"javascript":{"code":"const a=[];for(let i=0;i<230;i++)a.push(Buffer.alloc(1<<20,1));setTimeout(()=>console.log('held '+a.length),4000)"}}"#;
+    let t = Instant::now();
+    let answers: Vec<(u16, serde_json::Value, Duration)> = std::thread::scope(|s| {
+        let tasks: Vec<_> = (0..4)
+            .map(|_| {
+                s.spawn(|| {
+                    let t = Instant::now();
+                    let (st, v) = d.run(bomb);
+                    (st, v, t.elapsed())
+                })
+            })
+            .collect();
+        // While they press: a guest process's oom_score_adj is 1000, and the
+        // daemon answers its health check.
+        await_running(&docker, 1);
+        let ps = docker
+            .cli()
+            .args(["ps", "-q", "--filter", "label=io.plimsoll.role=snippet"])
+            .output()
+            .unwrap();
+        let id = String::from_utf8_lossy(&ps.stdout)
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        let pid = docker
+            .cli()
+            .args(["inspect", "-f", "{{.State.Pid}}", &id])
+            .output()
+            .unwrap();
+        let pid = String::from_utf8_lossy(&pid.stdout).trim().to_owned();
+        let adj = std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj"))
+            .unwrap_or_else(|e| panic!("reading a running bomb's oom_score_adj (pid {pid}): {e}"));
+        assert_eq!(adj.trim(), "1000", "a guest process's oom_score_adj");
+        let (h, _) = http(&d.addr, "GET", "/healthz", "", Duration::from_secs(5));
+        assert_eq!(h, 200, "the daemon answers under pressure");
+        tasks.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    let mut held = 0;
+    for (st, v, took) in &answers {
+        eprintln!("FT12: a bomb answered {st} in {took:?}: {v}");
+        assert!(
+            *took < Duration::from_secs(30),
+            "a bomb's answer took {took:?}"
+        );
+        match st {
+            // "held 230\n", base64 on the wire.
+            200 if v["javascript"]["stdout"] == "aGVsZCAyMzAK" => held += 1,
+            200 => assert_ne!(
+                v["javascript"]["exitCode"].as_i64().unwrap_or(0),
+                0,
+                "a bomb that did not hold must have been killed: {v}"
+            ),
+            _ => assert_infrastructure("a bomb under host pressure", *st, v),
+        }
+    }
+    eprintln!(
+        "FT12: {held} of 4 bombs held, {} killed; all answered in {:?}",
+        4 - held,
+        t.elapsed()
+    );
+    assert!(
+        held < 4,
+        "the parent cgroup's limit must have killed a guest"
+    );
+    assert!(d.child.id() > 0);
+    let (h, _) = http(&d.addr, "GET", "/readyz", "", Duration::from_secs(10));
+    assert_eq!(h, 200, "ready after the pressure");
+    assert_quick_ok("after the pressure", d.run(QUICK));
+    let t = Instant::now();
+    while !docker.plimsoll_containers().is_empty() {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "containers left after the pressure: {:?}",
+            docker.plimsoll_containers()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    drop(d);
+    drop(docker);
+    drop(cgroup);
+}

@@ -26,6 +26,8 @@ pub const IMAGES: [&str; 2] = ["plimsoll/snippet:latest", "plimsoll/project:late
 pub struct PrivateDocker {
     /// The directory holding sockets, state, logs and the data root.
     pub dir: PathBuf,
+    /// Extra dockerd arguments, taken at the next [`PrivateDocker::start_dockerd`].
+    pub dockerd_args: Vec<String>,
     containerd: Option<Child>,
     dockerd: Option<Child>,
 }
@@ -69,6 +71,7 @@ impl PrivateDocker {
         std::fs::create_dir_all(dir.join("data")).unwrap();
         let mut me = PrivateDocker {
             dir,
+            dockerd_args: Vec::new(),
             containerd: None,
             dockerd: None,
         };
@@ -185,6 +188,7 @@ impl PrivateDocker {
                     "--ip-masq=false",
                     "--ip6tables=false",
                 ])
+                .args(&self.dockerd_args)
                 .stdin(Stdio::null())
                 .stdout(log.try_clone().unwrap())
                 .stderr(log)
