@@ -233,7 +233,11 @@ impl Inner {
         if let Some(e) = self.ended_by_docker(live.name()).await {
             return Some(e);
         }
-        let (pid, signal) = live.witness()?.killed_by().await?;
+        let witness = live.witness()?;
+        let (pid, signal) = witness.killed_by().await?;
+        if witness.oom_since_open() {
+            return None;
+        }
         let docker = self.client().await.ok()?;
         let oom = docker
             .inspect_container(live.name(), None)

@@ -60,6 +60,16 @@ struct Watched {
 pub(crate) struct InitWitness {
     init: Watched,
     siblings: Vec<Watched>,
+    /// The host's OOM-kill count (`/proc/vmstat` `oom_kill`) at the open.
+    oom_kills: Option<u64>,
+}
+
+/// The host's count of OOM kills so far (`/proc/vmstat` `oom_kill`).
+fn oom_kills() -> Option<u64> {
+    std::fs::read_to_string("/proc/vmstat")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("oom_kill ")?.trim().parse().ok())
 }
 
 impl InitWitness {
@@ -77,7 +87,23 @@ impl InitWitness {
             .into_iter()
             .filter_map(Watched::open)
             .collect();
-        (running_pid(docker, name).await? == pid).then_some(InitWitness { init, siblings })
+        (running_pid(docker, name).await? == pid).then_some(InitWitness {
+            init,
+            siblings,
+            oom_kills: oom_kills(),
+        })
+    }
+
+    /// Whether the kernel's OOM killer has killed anything on the host since
+    /// the open (or the count cannot be read). Docker does not record an
+    /// OOM kill of gVisor's sandbox process (`OOMKilled` stays false when
+    /// the memory cgroup kills `runsc-sandbox`), so a signal death during
+    /// an OOM kill is taken as the OOM killer's, not the runtime's failure.
+    pub(crate) fn oom_since_open(&self) -> bool {
+        match (self.oom_kills, oom_kills()) {
+            (Some(then), Some(now)) => now > then,
+            _ => true,
+        }
     }
 
     /// The host pid and the signal of the first of the init and its siblings
