@@ -51,7 +51,8 @@ step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 
 step "cargo test"
-cargo test --workspace
+# Every test binary runs, so one failure does not hide another's.
+cargo test --workspace --no-fail-fast
 
 step "fuzz: seeds as regression tests, then a bounded run of every target"
 cargo fmt --manifest-path fuzz/Cargo.toml --check

@@ -1180,7 +1180,9 @@ fn daemon_at_its_fd_limit() {
     // The listening line (logged as the listener starts) names the cap.
     std::thread::sleep(Duration::from_millis(200));
     assert!(d.logs().contains("\"max_connections\":192"), "{}", d.logs());
-    let body = r#"{"protocol":4,"timeoutMs":30000,"javascript":{"code":"setTimeout(()=>console.log(6*7),3000)"}}"#;
+    // The runs in flight outlast the probes: one that ended would free its
+    // connection, and a probe could take that slot.
+    let body = r#"{"protocol":4,"timeoutMs":30000,"javascript":{"code":"setTimeout(()=>console.log(6*7),8000)"}}"#;
     let runs: Vec<_> = (0..3).map(|_| in_flight(&d, body.to_owned())).collect();
     await_running(&docker, 3);
     // Fill the descriptor budget with idle connections (past the cap: 192).
