@@ -270,8 +270,9 @@ pub(crate) fn refuses_vsock(setting: &SeccompSetting) -> bool {
         .ok()
         .and_then(|c| c.profile)
         .is_some_and(|p| {
-            let vsock = seccomp::PROBES[0];
-            p.verdict(vsock.name, &vsock.args) != seccomp::Verdict::Allowed
+            p.verdicts().iter().any(|(probe, v)| {
+                probe.label == "AF_VSOCK socket" && *v != seccomp::Verdict::Allowed
+            })
         })
 }
 
