@@ -1267,7 +1267,9 @@ void plimsoll_session_free(plimsoll_session *session);
  * its evidence equals the answer's, its digest holds, and the tier meets the
  * floor. `PLIMSOLL_STATUS_OK` when it holds; `PLIMSOLL_STATUS_RECORD_MISMATCH`
  * (or `…_ISOLATION_EVIDENCE_MISMATCH`) when it does not;
- * `PLIMSOLL_STATUS_INVALID_ARGUMENT` for JSON that does not parse.
+ * `PLIMSOLL_STATUS_INVALID_REQUEST` for request JSON that does not parse and
+ * `PLIMSOLL_STATUS_TRANSPORT` for an answer that does not (a malformed answer,
+ * as in every language).
  *
  * It checks what the record says about itself and the answer; it does not
  * prove which machine ran the code (a tier is never attestation).

@@ -7,7 +7,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use napi::bindgen_prelude::*;
-use plimsoll_core::surface::{Runner, Session as CoreSession};
+use plimsoll_core::client::{Runner, Session as CoreSession};
 use plimsoll_core::wire::RunRequest;
 use plimsoll_core::wire::json::{decode, encode};
 use plimsoll_core::{Error as CoreError, Request};
@@ -41,9 +41,7 @@ fn describe_json(d: &plimsoll_core::wire::DescribeResponse) -> String {
 }
 
 fn request_from_json(json: &str) -> std::result::Result<Request, CoreError> {
-    decode::<RunRequest>(json.as_bytes())
-        .map_err(|e| CoreError::invalid(format!("malformed request: {e}")))
-        .and_then(RunRequest::into_request)
+    plimsoll_core::verify::request_from_json(json.as_bytes())
 }
 
 /// A promise that rejects with `e` (an async method never throws synchronously).

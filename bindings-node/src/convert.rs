@@ -285,6 +285,7 @@ pub fn session(o: Option<SessionOptions>) -> (CoreSessionOptions, CancellationTo
             lifetime_ms: o.lifetime_ms.unwrap_or(0),
             idle_timeout_ms: o.idle_timeout_ms.unwrap_or(0),
             languages: o.languages.unwrap_or_default(),
+            ..CoreSessionOptions::default()
         },
         token(o.signal),
     )

@@ -2,7 +2,7 @@
 //!
 //! Thin by design: it converts JavaScript arguments to core requests, calls
 //! the core (the embedded engine or the remote client, through
-//! [`plimsoll_core::surface`]), and maps core errors to `Error` objects whose
+//! [`plimsoll_core::client`]), and maps core errors to `Error` objects whose
 //! `code` is the stable code name. No validation, hashing or policy lives here.
 
 #![cfg_attr(

@@ -5,25 +5,15 @@
 use napi::bindgen_prelude::*;
 use plimsoll_core::request::Request;
 use plimsoll_core::verify;
-use plimsoll_core::wire::json::decode;
-use plimsoll_core::wire::{RunRequest, RunResponse};
-use plimsoll_core::{Error as CoreError, ErrorCode};
+use plimsoll_core::wire::RunResponse;
 
 use crate::errors;
 use crate::results::RunRecord;
 
 fn parse(env: &Env, request: &str, response: &str) -> Result<(Request, RunResponse)> {
-    let req = decode::<RunRequest>(request.as_bytes())
-        .map_err(|e| CoreError::invalid(format!("malformed request: {e}")))
-        .and_then(RunRequest::into_request)
-        .map_err(|e| errors::to_js(env, &e))?;
-    let resp = decode::<RunResponse>(response.as_bytes()).map_err(|e| {
-        errors::to_js(
-            env,
-            &CoreError::new(ErrorCode::Transport, format!("malformed answer: {e}")),
-        )
-    })?;
-    Ok((req, resp))
+    verify::request_from_json(request.as_bytes())
+        .and_then(|req| Ok((req, verify::response_from_json(response.as_bytes())?)))
+        .map_err(|e| errors::to_js(env, &e))
 }
 
 fn record(resp: &RunResponse) -> Result<RunRecord> {

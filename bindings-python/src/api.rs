@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use plimsoll_core::Error;
-use plimsoll_core::surface::{Runner, Session as CoreSession, SessionAnswer};
+use plimsoll_core::client::{Runner, Session as CoreSession, SessionAnswer};
 use plimsoll_core::wire::json::encode;
 use pyo3::prelude::*;
 

@@ -127,11 +127,7 @@ pub fn json_bytes(v: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
 
 /// A request from its plimsoll.v1 JSON form (`RunRequest`).
 pub fn request_from_json(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<Request> {
-    let bytes = json_bytes(v)?;
-    decode::<RunRequest>(&bytes)
-        .map_err(|e| Error::invalid(format!("malformed request: {e}")))
-        .and_then(RunRequest::into_request)
-        .map_err(|e| errors::to_py(py, &e))
+    plimsoll_core::verify::request_from_json(&json_bytes(v)?).map_err(|e| errors::to_py(py, &e))
 }
 
 /// Session options from keyword arguments.
@@ -148,5 +144,6 @@ pub fn session_options(
         lifetime_ms,
         idle_timeout_ms,
         languages,
+        ..SessionOptions::default()
     })
 }

@@ -2,7 +2,7 @@
 //!
 //! Thin by design: it converts Python arguments to core requests, calls the
 //! core (the embedded [`Engine`](plimsoll_core::Engine) or the remote client,
-//! through [`plimsoll_core::surface`]), and maps core errors to one exception
+//! through [`plimsoll_core::client`]), and maps core errors to one exception
 //! per `ErrorCode`. No validation, hashing or policy lives here.
 
 mod api;

@@ -4,39 +4,24 @@
 
 use std::sync::Mutex;
 
-use plimsoll_core::Error;
 use plimsoll_core::request::Request;
 use plimsoll_core::verify;
 use plimsoll_core::wire::RunResponse;
-use plimsoll_core::wire::json::decode;
 use pyo3::prelude::*;
 
-use crate::convert::{json_bytes, request_from_json};
+use crate::convert::json_bytes;
 use crate::errors;
 use crate::results::Record;
-
-fn response_from_json(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<RunResponse> {
-    let bytes = json_bytes(v)?;
-    decode::<RunResponse>(&bytes).map_err(|e| {
-        errors::to_py(
-            py,
-            &Error::new(
-                plimsoll_core::ErrorCode::Transport,
-                format!("malformed answer: {e}"),
-            ),
-        )
-    })
-}
 
 fn parse(
     py: Python<'_>,
     request: &Bound<'_, PyAny>,
     response: &Bound<'_, PyAny>,
 ) -> PyResult<(Request, RunResponse)> {
-    Ok((
-        request_from_json(py, request)?,
-        response_from_json(py, response)?,
-    ))
+    let (request, response) = (json_bytes(request)?, json_bytes(response)?);
+    verify::request_from_json(&request)
+        .and_then(|req| Ok((req, verify::response_from_json(&response)?)))
+        .map_err(|e| errors::to_py(py, &e))
 }
 
 /// Checks a single run's answer against the request sent (the core's

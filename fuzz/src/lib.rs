@@ -13,8 +13,9 @@ use std::collections::HashMap;
 use std::path::{Component, Path};
 use std::sync::LazyLock;
 
+use plimsoll_core::digest::{request_digest, result_digest, rule_id};
 use plimsoll_core::grant::route::{self, Denial, Route};
-use plimsoll_core::record::{RunRecord, request_digest, result_digest, rule_id, seal};
+use plimsoll_core::record::{RunRecord, seal};
 use plimsoll_core::request::{self, MAX_PROJECT_PATH_BYTES, Payload, ProjectFile, ProjectRun};
 use plimsoll_core::result::{
     Artifact, CellResult, ModuleResult, ModuleRowResult, Output, ProjectOutcome, ProjectResult,

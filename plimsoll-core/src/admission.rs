@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::config::{ConfigError, Env};
+use crate::env::{ConfigError, Env};
 use crate::error::{Error, ErrorCode, Result};
 
 /// Admission limits, as configured.

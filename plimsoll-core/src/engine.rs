@@ -10,9 +10,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::admission::{Admission, Shed};
 use crate::config::{Config, ConfigError};
+use crate::digest::{request_digest, result_digest, rule_id};
 use crate::error::{Error, ErrorCode, Result};
 use crate::provider::{self, Environment, Provider, RunContext};
-use crate::record::{RECORD_VERSION, RunRecord, request_digest, result_digest, rule_id, seal};
+use crate::record::{RECORD_VERSION, RunRecord, seal};
 use crate::request::{MAX_RUN_TIMEOUT_MS, Payload, Request, check_protocol};
 use crate::result::Output;
 use crate::tier::{Floor, Isolation};
@@ -35,14 +36,20 @@ impl Caller {
     }
 }
 
-/// Why an engine would not start.
-#[derive(Debug, Clone, PartialEq)]
+/// Why an engine would not start. Each keeps its cause ([`std::error::Error::source`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StartError {
     /// The configuration is impossible.
-    Config(ConfigError),
+    #[error("configuration: {0}")]
+    Config(#[source] ConfigError),
     /// The provider's preflight or startup proof failed.
-    Proof(Error),
+    #[error("startup proof failed: {}", .0.message())]
+    Proof(#[source] Error),
     /// The proven tier is below `SANDBOX_MIN_ISOLATION`.
+    #[error(
+        "SANDBOX_MIN_ISOLATION: the provider proved tier {proven}, below the minimum {}",
+        minimum.as_str()
+    )]
     BelowMinimum {
         /// What the provider proved.
         proven: Isolation,
@@ -50,22 +57,6 @@ pub enum StartError {
         minimum: Floor,
     },
 }
-
-impl std::fmt::Display for StartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StartError::Config(e) => write!(f, "configuration: {e}"),
-            StartError::Proof(e) => write!(f, "startup proof failed: {}", e.message()),
-            StartError::BelowMinimum { proven, minimum } => write!(
-                f,
-                "SANDBOX_MIN_ISOLATION: the provider proved tier {proven}, below the minimum {}",
-                minimum.as_str()
-            ),
-        }
-    }
-}
-
-impl std::error::Error for StartError {}
 
 /// A started engine: one provider whose tier has been proven.
 #[derive(Clone)]

@@ -286,7 +286,8 @@ pub struct SessionEnded {
 ///
 /// The message is for people; branch on [`Error::code`]. Messages never hold
 /// tokens, request bodies, guest output or session ids.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("plimsoll: {code}: {message}")]
 pub struct Error {
     code: ErrorCode,
     refusal: Option<Refusal>,
@@ -384,14 +385,6 @@ impl Error {
         self.unanswered.as_deref()
     }
 }
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "plimsoll: {}: {}", self.code, self.message)
-    }
-}
-
-impl std::error::Error for Error {}
 
 /// Shorthand for results whose error is [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -14,12 +14,15 @@
 pub mod admission;
 pub mod client;
 pub mod config;
+pub mod digest;
 pub mod doctor;
 pub mod engine;
+pub mod env;
 pub mod error;
 #[cfg(feature = "capi")]
 pub mod ffi;
 pub mod grant;
+pub mod json;
 pub mod loopback;
 pub mod provider;
 pub mod record;
@@ -27,7 +30,8 @@ pub mod request;
 pub mod result;
 pub mod secret;
 pub mod session;
-pub mod surface;
+#[cfg(test)]
+mod testkit;
 pub mod tier;
 pub mod verify;
 pub mod wire;

@@ -8,8 +8,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::json;
 use crate::tier::Floor;
-use crate::wire::json;
 
 /// The one protocol number this build speaks.
 pub const PROTOCOL: u32 = 4;
@@ -96,6 +96,39 @@ impl SoftwareRule {
     /// Whether `identity` satisfies the rule. An empty identity never does.
     pub fn allows(&self, identity: &str) -> bool {
         !identity.is_empty() && self.identities.iter().any(|i| i == identity)
+    }
+
+    /// The rule a session call carries: the session's rule `a` intersected
+    /// with the call's own `b` (the published client's `merge_rules`), in
+    /// `a`'s order. Either alone is itself. Two rules that share no identity
+    /// are refused: no software satisfies both. The one rule for every caller
+    /// and for the engine's check of what a call carries.
+    pub fn intersect(
+        a: Option<&SoftwareRule>,
+        b: Option<&SoftwareRule>,
+    ) -> Result<Option<SoftwareRule>> {
+        match (a, b) {
+            (None, None) => Ok(None),
+            (Some(r), None) | (None, Some(r)) => Ok(Some(r.clone())),
+            (Some(a), Some(b)) => {
+                let ids: Vec<String> = a
+                    .identities
+                    .iter()
+                    .filter(|i| b.identities.contains(i))
+                    .cloned()
+                    .collect();
+                if ids.is_empty() {
+                    return Err(Error::invalid(
+                        "the call's software rule and the session's share no identity",
+                    ));
+                }
+                let mode = if ids.len() == 1 { "exact" } else { "approved" };
+                Ok(Some(SoftwareRule {
+                    mode: mode.into(),
+                    identities: ids,
+                }))
+            }
+        }
     }
 }
 

@@ -7,7 +7,7 @@
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::wire::json;
+use crate::json;
 
 /// How a project (or module) run concluded: a stable classification, not a string to parse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -5,10 +5,10 @@
 //! [`ErrorCode::RecordMismatch`] (or [`ErrorCode::IsolationEvidenceMismatch`]
 //! for a tier below the floor sent): the call may have run.
 
+use crate::digest::{request_digest, result_digest, rule_id};
 use crate::error::{Error, ErrorCode, Result};
 use crate::record::{
-    RECORD_VERSION, RunRecord, record_digest, request_digest, result_digest, rule_id,
-    session_fingerprint, valid_instance,
+    RECORD_VERSION, RunRecord, record_digest, session_fingerprint, valid_instance,
 };
 use crate::request::Request;
 use crate::tier::{Floor, Isolation};
@@ -98,6 +98,24 @@ fn check_floor(request: &Request, isolation: &str) -> Result<()> {
             ),
         ))
     }
+}
+
+/// A kept request read from its wire JSON (the `RunRequest` an answer's
+/// `request_json` holds; a session id in it is dropped). JSON that does not
+/// parse is an invalid request. Every language's verifier reads it here.
+pub fn request_from_json(json: &[u8]) -> Result<Request> {
+    let mut wire: crate::wire::RunRequest = crate::wire::json::decode(json)
+        .map_err(|e| Error::invalid(format!("malformed request: {e}")))?;
+    wire.session_id.clear();
+    wire.into_request()
+}
+
+/// A kept answer read from its wire JSON. JSON that does not parse is a
+/// malformed answer: a transport error, as the published client's
+/// `MalformedResponseError` is, in every language.
+pub fn response_from_json(json: &[u8]) -> Result<RunResponse> {
+    crate::wire::json::decode(json)
+        .map_err(|e| Error::new(ErrorCode::Transport, format!("malformed answer: {e}")))
 }
 
 /// Checks a single run's answer against the request that was sent.

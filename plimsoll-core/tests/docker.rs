@@ -158,7 +158,7 @@ async fn assert_none_left(instance: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn snippet_runs_with_verified_records_and_the_proven_tier() {
+async fn snippets_run_in_the_image_with_nothing_of_the_host() {
     for rt in RUNTIMES {
         let config = config(rt, "snippet");
         let (engine, _) = start(&config).await;
@@ -181,19 +181,10 @@ async fn snippet_runs_with_verified_records_and_the_proven_tier() {
         );
         assert_eq!(penv.max_timeout_ms, 120_000);
 
+        // Hello, exit codes, the deadline, caps and cancel are the
+        // conformance suite's (tests/conformance.rs); here, what is docker's.
         let response = run(&engine, js("console.log(6*7)")).await;
-        assert_eq!(response.evidence.isolation, tier(rt).as_str());
         assert_eq!(response.evidence.environment, jenv.identity);
-        let Some(Output::JavaScript(r)) = response.output else {
-            panic!()
-        };
-        assert_eq!(r.stdout, b"42\n");
-        assert_eq!((r.exit_code, r.timed_out), (0, false));
-
-        // A non-zero exit is a result; stderr is its own stream.
-        let r = run_js(&engine, "console.error('bad'); process.exit(3)").await;
-        assert_eq!((r.exit_code, text(&r.stderr)), (3, "bad\n".into()));
-        assert!(r.stdout.is_empty());
 
         // The guest sees only the image's environment plus HOME: nothing of the host's.
         let r = run_js(
@@ -206,40 +197,7 @@ async fn snippet_runs_with_verified_records_and_the_proven_tier() {
             "HOME,HOSTNAME,LANG,NODE_DISABLE_COLORS,PATH 61000 /tmp\n"
         );
 
-        // The deadline: exit 124, timed out, output so far kept.
-        let mut req = js("console.log('before'); setInterval(() => {}, 1000)");
-        req.envelope.timeout_ms = 1500;
-        let t = Instant::now();
-        let resp = run(&engine, req).await;
-        let Some(Output::JavaScript(r)) = resp.output else {
-            panic!()
-        };
-        assert_eq!((r.exit_code, r.timed_out), (124, true));
-        assert_eq!(r.stdout, b"before\n");
-        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
         assert_none_left(&config.instance).await;
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_vm_floor_is_refused_before_dispatch() {
-    for rt in RUNTIMES {
-        let config = config(rt, "floor");
-        let (engine, provider) = start(&config).await;
-        let mut req = js("console.log(1)");
-        req.envelope.minimum_isolation = "vm".into();
-        let e = engine
-            .run(&Caller::anonymous(), req, CancellationToken::new())
-            .await
-            .unwrap_err();
-        assert_eq!(e.code(), ErrorCode::InsufficientIsolation);
-        assert_eq!(e.not_dispatched(), Some(Refusal::Isolation));
-        assert_eq!(provider.live_containers(), 0);
-        assert!(containers_of(&config.instance).await.is_empty());
-        // The floor the tier meets runs.
-        let mut req = js("console.log(1)");
-        req.envelope.minimum_isolation = tier(rt).as_str().into();
-        run(&engine, req).await;
     }
 }
 

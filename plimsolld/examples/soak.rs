@@ -36,10 +36,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use plimsoll_core::client::{RemoteClient, SessionOptions};
+use plimsoll_core::client::{Runner, SessionOptions};
 use plimsoll_core::request::{CellRun, JavaScriptRun, ProjectFile, ProjectRun};
 use plimsoll_core::{Output, Payload, Request};
 use tokio::io::AsyncWriteExt;
+use tokio_util::sync::CancellationToken;
 
 const TOKEN: &str = "soak-token-0123456789abcdef0123456789";
 
@@ -95,10 +96,10 @@ fn text(o: &Output) -> (String, i32, bool) {
 }
 
 /// One iteration of the mix; `Err` names what went wrong.
-async fn one(client: &RemoteClient, addr: &str, i: u64, docker: bool) -> Result<(), String> {
+async fn one(client: &Runner, addr: &str, i: u64, docker: bool) -> Result<(), String> {
     let run = |r: Request| async move {
         client
-            .run(r)
+            .run(r, CancellationToken::new())
             .await
             .map(|a| text(a.output.as_ref().unwrap()))
             .map_err(|e| format!("{:?}: {e}", e.code()))
@@ -143,7 +144,7 @@ async fn one(client: &RemoteClient, addr: &str, i: u64, docker: bool) -> Result<
         8 => {
             let mut r = js("console.log('never')", "", 0);
             r.envelope.minimum_isolation = "vm".into();
-            match client.run(r).await {
+            match client.run(r, CancellationToken::new()).await {
                 Err(e) if e.not_dispatched().is_some() => Ok(()),
                 other => Err(format!("floor above the tier gave {other:?}")),
             }
@@ -166,7 +167,7 @@ async fn one(client: &RemoteClient, addr: &str, i: u64, docker: bool) -> Result<
             Ok(())
         }
         _ if i % 40 == 19 => {
-            let mut s = client
+            let s = client
                 .open_session(SessionOptions::default())
                 .await
                 .map_err(|e| format!("open: {e}"))?;
@@ -182,8 +183,11 @@ async fn one(client: &RemoteClient, addr: &str, i: u64, docker: bool) -> Result<
                 ("python", "print(x + 1)", "21\n"),
                 ("javascript", "console.log(6 * 7)", "42\n"),
             ] {
-                let a = s.run(cell(lang, code)).await.map_err(|e| e.to_string())?;
-                let (out, _, _) = text(a.output.as_ref().unwrap());
+                let a = s
+                    .run(cell(lang, code), CancellationToken::new())
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let (out, _, _) = text(a.response.output.as_ref().unwrap());
                 if out != want {
                     return Err(format!("cell {code:?} gave {out:?}"));
                 }
@@ -300,9 +304,13 @@ async fn main() {
         }
     };
     std::thread::spawn(move || for _ in lines {});
-    let client = RemoteClient::new(&format!("http://{addr}"), Some(TOKEN.into()), true)
-        .unwrap()
-        .with_timeout(Duration::from_secs(60));
+    let client = Runner::remote(
+        &format!("http://{addr}"),
+        Some(TOKEN.into()),
+        true,
+        Some(Duration::from_secs(60)),
+    )
+    .unwrap();
 
     // Ten phases; after each, with nothing in flight, the daemon is sampled:
     // what it holds at rest is what could leak.

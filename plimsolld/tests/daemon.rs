@@ -355,14 +355,15 @@ fn metrics_listener_serves_prometheus_text() {
 
 #[tokio::test]
 async fn the_rust_remote_client_gets_typed_refusals() {
-    use plimsoll_core::client::{RemoteClient, SessionOptions};
+    use plimsoll_core::client::{Runner, SessionOptions};
     use plimsoll_core::request::{JavaScriptRun, Payload, Request};
     use plimsoll_core::{ErrorCode, Refusal};
+    use tokio_util::sync::CancellationToken;
 
     let token = "t".repeat(40);
     let d = Daemon::start(&[("PLIMSOLL_TOKEN", &token)]);
     let url = format!("http://{}", d.addr);
-    let c = RemoteClient::new(&url, Some(token.clone()), false).unwrap();
+    let c = Runner::remote(&url, Some(token.clone()), false, None).unwrap();
     let info = c.describe().await.unwrap();
     assert_eq!(
         (info.sandbox.as_str(), info.isolation.as_str()),
@@ -375,14 +376,14 @@ async fn the_rust_remote_client_gets_typed_refusals() {
         }))
     };
 
-    let e = c.run(js("1")).await.unwrap_err();
+    let e = c.run(js("1"), CancellationToken::new()).await.unwrap_err();
     assert_eq!(
         (e.code(), e.not_dispatched()),
         (ErrorCode::Disabled, Some(Refusal::Unsupported))
     );
     let mut floored = js("1");
     floored.envelope.minimum_isolation = "vm".into();
-    let e = c.run(floored).await.unwrap_err();
+    let e = c.run(floored, CancellationToken::new()).await.unwrap_err();
     assert_eq!(
         (e.code(), e.not_dispatched()),
         (ErrorCode::InsufficientIsolation, Some(Refusal::Isolation))
@@ -393,19 +394,19 @@ async fn the_rust_remote_client_gets_typed_refusals() {
         (ErrorCode::Disabled, Some(Refusal::Unsupported))
     );
     // Refused locally, before anything is sent.
-    let e = c.run(js("")).await.unwrap_err();
+    let e = c.run(js(""), CancellationToken::new()).await.unwrap_err();
     assert_eq!(
         (e.code(), e.not_dispatched()),
         (ErrorCode::InvalidRequest, Some(Refusal::Request))
     );
 
-    let wrong = RemoteClient::new(&url, Some("w".repeat(40)), false).unwrap();
+    let wrong = Runner::remote(&url, Some("w".repeat(40)), false, None).unwrap();
     let e = wrong.describe().await.unwrap_err();
     assert_eq!(
         (e.code(), e.not_dispatched()),
         (ErrorCode::Unauthenticated, Some(Refusal::Permission))
     );
-    assert!(RemoteClient::new("http://example.com", None, false).is_err());
+    assert!(Runner::remote("http://example.com", None, false, None).is_err());
 }
 
 #[test]

@@ -28,11 +28,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use plimsoll_core::client::{RemoteClient, SessionOptions};
+use plimsoll_core::client::{Runner, SessionOptions};
 use plimsoll_core::request::{CellRun, JavaScriptRun, ProjectFile, ProjectRun};
 use plimsoll_core::wire::json::encode;
 use plimsoll_core::wire::{RunRequest, RunResponse};
 use plimsoll_core::{ErrorCode, Output, Payload, Request};
+use tokio_util::sync::CancellationToken;
 
 const BIN: &str = env!("CARGO_BIN_EXE_plimsolld");
 const TOKEN: &str = "hostile-corpus-token-0123456789abcdef";
@@ -519,14 +520,14 @@ impl Daemon {
         self.child.id()
     }
 
-    fn client(&self) -> RemoteClient {
-        RemoteClient::new(
+    fn client(&self) -> Runner {
+        Runner::remote(
             &format!("http://{}", self.addr),
             Some(TOKEN.to_owned()),
             true,
+            Some(Duration::from_secs(60)),
         )
         .unwrap()
-        .with_timeout(Duration::from_secs(60))
     }
 
     fn fds(&self) -> usize {
@@ -793,7 +794,7 @@ struct Tier {
     containers: Option<Containers>,
     guest_uid: Option<u32>,
     rt: tokio::runtime::Runtime,
-    client: RemoteClient,
+    client: Runner,
     sentinel: Sentinel,
     api: Api,
     canary: String,
@@ -887,7 +888,7 @@ impl Tier {
         }));
         let resp = self
             .rt
-            .block_on(self.client.run(r))
+            .block_on(self.client.run(r, CancellationToken::new()))
             .map_err(|e| format!("benign run: {e}"))?;
         let s = seen_from(resp.output.as_ref().unwrap(), String::new());
         (s.stdout == "benign\n" && s.exit_code == 0)
@@ -963,7 +964,7 @@ impl Tier {
     fn answered(&self, req: Request) -> Result<Option<Seen>, String> {
         let resp = self
             .rt
-            .block_on(self.client.run(req))
+            .block_on(self.client.run(req, CancellationToken::new()))
             .map_err(|e| format!("expected a result, got {:?}: {e}", e.code()))?;
         Ok(Some(seen_of(&resp)))
     }
@@ -974,19 +975,23 @@ impl Tier {
     /// refused, typed.
     fn in_session(&self, req: Request, after_case: After) -> Result<Option<Seen>, String> {
         self.rt.block_on(async {
-            let mut s = self
+            let s = self
                 .client
                 .open_session(SessionOptions::default())
                 .await
                 .map_err(|e| format!("open session: {e}"))?;
-            let resp = s.run(req).await;
+            let resp = s
+                .run(req, CancellationToken::new())
+                .await
+                .map(|a| a.response);
             let after = s
                 .run(Request::new(Payload::Cell(CellRun {
                     language: "python".into(),
                     code: "print('after')".into(),
                     files: vec![],
-                })))
-                .await;
+                })), CancellationToken::new())
+                .await
+                .map(|a| a.response);
             let closed = s.close().await.map_err(|e| format!("close: {e}"));
             let ended = |r: &plimsoll_core::Result<RunResponse>| {
                 matches!(r, Err(e) if e.code() == ErrorCode::SessionEnded)
@@ -1353,7 +1358,7 @@ fn lookalike_loopback_hosts_are_refused_at_startup() {
         );
         assert!(!stderr.contains(&canary), "the credential reached stderr");
         assert!(
-            RemoteClient::new(&format!("http://{host}"), Some(TOKEN.into()), false).is_err(),
+            Runner::remote(&format!("http://{host}"), Some(TOKEN.into()), false, None).is_err(),
             "the client must refuse http://{host}"
         );
     }
@@ -1393,7 +1398,7 @@ fn lookalike_loopback_hosts_are_refused_at_startup() {
     assert!(!d.log.lock().unwrap().contains(&canary));
     for host in real {
         assert!(
-            RemoteClient::new(&format!("http://{host}"), Some(TOKEN.into()), false).is_ok(),
+            Runner::remote(&format!("http://{host}"), Some(TOKEN.into()), false, None).is_ok(),
             "the client accepts http://{host}"
         );
     }

@@ -381,7 +381,11 @@ static void test_verify_inputs(void) {
                PLIMSOLL_STATUS_RECORD_MISMATCH);
   CHECK(plimsoll_error_not_dispatched(err) == 0);
   plimsoll_error_free(err);
-  CHECK_STATUS(plimsoll_verify_record(req, "[]", NULL), PLIMSOLL_STATUS_INVALID_ARGUMENT);
+  /* An answer that does not parse is malformed: a transport error, as in every
+   * language (the published client's MalformedResponseError); a request that
+   * does not parse is an invalid request. */
+  CHECK_STATUS(plimsoll_verify_record(req, "[]", NULL), PLIMSOLL_STATUS_TRANSPORT);
+  CHECK_STATUS(plimsoll_verify_record("[]", "{}", NULL), PLIMSOLL_STATUS_INVALID_REQUEST);
   CHECK_STATUS(plimsoll_chain_new("abc", &chain, NULL), PLIMSOLL_STATUS_OK);
   CHECK(plimsoll_chain_calls(chain) == 0);
   CHECK(streq(plimsoll_chain_last(chain), ""));

@@ -223,8 +223,12 @@ func TestVerifyInputs(t *testing.T) {
 	if _, ok := pe.NotDispatched(); ok {
 		t.Error("a record mismatch says nothing ran")
 	}
-	if err := VerifyRecord(req, "[]"); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("malformed: %v", err)
+	// A malformed answer is a transport error in every language; a malformed request is invalid.
+	if err := VerifyRecord(req, "[]"); !errors.Is(err, ErrTransport) {
+		t.Errorf("malformed answer: %v", err)
+	}
+	if err := VerifyRecord("[]", "{}"); !errors.Is(err, ErrInvalidRequest) {
+		t.Errorf("malformed request: %v", err)
 	}
 	ch, err := NewChain("abc")
 	if err != nil {

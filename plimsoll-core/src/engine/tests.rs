@@ -252,6 +252,25 @@ async fn disabled_refuses_everything_and_minimum_is_enforced() {
     ));
 }
 
+/// A startup error keeps its cause: the proof's error and the configuration
+/// error are each the `source()` of the error that reports them.
+#[test]
+fn start_errors_keep_their_cause() {
+    use std::error::Error as _;
+    let proof = StartError::Proof(Error::infrastructure("dockerd is not reachable"));
+    let cause = proof.source().and_then(|c| c.downcast_ref::<Error>());
+    assert_eq!(cause.map(Error::code), Some(ErrorCode::Infrastructure));
+    assert!(
+        proof.to_string().contains("dockerd is not reachable"),
+        "{proof}"
+    );
+    let config = StartError::Config(ConfigError::new("SANDBOX_PROVIDER", "\"nope\" is unknown"));
+    let cause = config
+        .source()
+        .and_then(|c| c.downcast_ref::<ConfigError>());
+    assert_eq!(cause.map(|c| c.variable), Some("SANDBOX_PROVIDER"));
+}
+
 /// A provider whose behaviour the snippet picks: block until released, fail,
 /// refuse after dispatch, or panic.
 struct Gate {

@@ -12,41 +12,35 @@ use super::{
     FfiResult, PlimsollConfig, PlimsollError, PlimsollRequest, PlimsollResponse, PlimsollStatus,
     arg, c_string, empty, fail, fallible, free_box, getter, opt_text, out_ok, put, text,
 };
-use crate::client::RemoteClient;
-use crate::engine::{Caller, Engine, StartError};
-use crate::error::{Error, ErrorCode, Refusal, SessionEnd};
-use crate::request::Request;
-use crate::verify::check_single;
+use crate::client::Runner;
+use crate::engine::{Engine, StartError};
+use crate::error::{Error, ErrorCode, SessionEnd};
+use crate::wire::DescribeResponse;
 use crate::wire::json::encode;
-use crate::wire::{DescribeResponse, RunResponse};
 
 /// How long freeing a client waits for the runtime's tasks and threads.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
 
-pub(crate) enum Backend {
-    Engine(Engine),
-    Remote(RemoteClient),
-}
-
-/// What a client and its sessions share: the backend and the runtime that
-/// drives it. Dropped with the last handle; dropping ends the engine's
-/// sessions and shuts the runtime down, joining its threads.
+/// What a client and its sessions share: the core's [`Runner`] (every rule a
+/// caller applies is there, none here) and the runtime that drives it.
+/// Dropped with the last handle; dropping ends an engine's sessions and shuts
+/// the runtime down, joining its threads.
 pub(crate) struct Shared {
-    backend: Option<Backend>,
+    runner: Option<Runner>,
     runtime: Option<Runtime>,
 }
 
 impl Shared {
-    fn new(runtime: Runtime, backend: Backend) -> Shared {
+    fn new(runtime: Runtime, runner: Runner) -> Shared {
         Shared {
-            backend: Some(backend),
+            runner: Some(runner),
             runtime: Some(runtime),
         }
     }
 
-    pub(crate) fn backend(&self) -> &Backend {
+    pub(crate) fn runner(&self) -> &Runner {
         // Both are `Some` until `drop`.
-        self.backend.as_ref().unwrap_or_else(|| unreachable!())
+        self.runner.as_ref().unwrap_or_else(|| unreachable!())
     }
 
     /// Runs `f` to completion on the runtime, blocking the calling thread.
@@ -63,12 +57,12 @@ impl Drop for Shared {
         let Some(rt) = self.runtime.take() else {
             return;
         };
-        if let Some(Backend::Engine(e)) = &self.backend {
-            rt.block_on(e.shutdown());
+        if let Some(r) = &self.runner {
+            rt.block_on(r.shutdown());
         }
         {
             let _inside = rt.enter();
-            drop(self.backend.take());
+            drop(self.runner.take());
         }
         rt.shutdown_timeout(SHUTDOWN_WAIT);
     }
@@ -151,7 +145,7 @@ pub unsafe extern "C" fn plimsoll_client_new_engine(
                 Fail::Core(Error::new(ErrorCode::InsufficientIsolation, b.to_string()))
             }
         })?;
-        let shared = Arc::new(Shared::new(rt, Backend::Engine(engine)));
+        let shared = Arc::new(Shared::new(rt, Runner::from_engine(engine)));
         // SAFETY: checked above.
         unsafe { put(client_out, PlimsollClient { shared }) };
         Ok(())
@@ -186,7 +180,7 @@ pub unsafe extern "C" fn plimsoll_client_new_remote(
         let rt = runtime()?;
         let remote = {
             let _inside = rt.enter();
-            RemoteClient::new(&url, token, insecure_http)
+            Runner::remote(&url, token, insecure_http, None)
         };
         let remote = match remote {
             Ok(r) => r,
@@ -195,7 +189,7 @@ pub unsafe extern "C" fn plimsoll_client_new_remote(
                 return Err(Fail::Core(e));
             }
         };
-        let shared = Arc::new(Shared::new(rt, Backend::Remote(remote)));
+        let shared = Arc::new(Shared::new(rt, remote));
         // SAFETY: checked above.
         unsafe { put(client_out, PlimsollClient { shared }) };
         Ok(())
@@ -219,10 +213,7 @@ pub unsafe extern "C" fn plimsoll_client_describe(
         out_ok(description_out, "description_out")?;
         // SAFETY: the caller's contract.
         let client = unsafe { arg(client, "client")? };
-        let d = match client.shared.backend() {
-            Backend::Engine(e) => e.describe(),
-            Backend::Remote(r) => client.shared.block_on(r.describe())?,
-        };
+        let d = client.shared.block_on(client.shared.runner().describe())?;
         let desc = PlimsollDescription {
             json: c_string(&String::from_utf8_lossy(&encode(&d))),
             sandbox: c_string(&d.sandbox),
@@ -233,16 +224,6 @@ pub unsafe extern "C" fn plimsoll_client_describe(
         unsafe { put(description_out, desc) };
         Ok(())
     })
-}
-
-/// A cancelled error that says whether the request was sent.
-pub(crate) fn cancelled(sent: bool) -> Error {
-    if sent {
-        Error::new(ErrorCode::Cancelled, "the caller cancelled the call").marked(None)
-    } else {
-        Error::new(ErrorCode::Cancelled, "cancelled before the call was sent")
-            .with_refusal(Refusal::Request)
-    }
 }
 
 /// Runs `request` on the client: a snippet or project (a module too; cells run
@@ -274,32 +255,13 @@ pub unsafe extern "C" fn plimsoll_client_run(
         // SAFETY: NULL or a live cancel, per the contract.
         let token =
             unsafe { cancel.as_ref() }.map_or_else(CancellationToken::new, |c| c.token.clone());
-        let resp = run(&client.shared, request.inner.clone(), token)?;
+        let shared = &client.shared;
+        let resp = shared.block_on(shared.runner().run(request.inner.clone(), token))?;
         let answer = PlimsollResponse::new(resp, SessionEnd::Open, &request.inner);
         // SAFETY: checked above.
         unsafe { put(response_out, answer) };
         Ok(())
     })
-}
-
-fn run(shared: &Shared, request: Request, token: CancellationToken) -> FfiResult<RunResponse> {
-    if token.is_cancelled() {
-        return Err(cancelled(false).into());
-    }
-    let answer = match shared.backend() {
-        Backend::Engine(e) => shared.block_on(async {
-            let resp = e.run(&Caller::anonymous(), request.clone(), token).await?;
-            check_single(&request, &resp)?;
-            Ok(resp)
-        }),
-        Backend::Remote(r) => shared.block_on(async {
-            tokio::select! {
-                a = r.run(request) => a,
-                () = token.cancelled() => Err(cancelled(true)),
-            }
-        }),
-    };
-    Ok(answer?)
 }
 
 /// Frees a client. NULL is a no-op. When the client and every session made
@@ -489,6 +451,6 @@ pub(crate) fn client_over(
         .block_on(Engine::with_provider(provider, config))
         .unwrap_or_else(|e| panic!("engine: {e}"));
     PlimsollClient {
-        shared: Arc::new(Shared::new(rt, Backend::Engine(engine))),
+        shared: Arc::new(Shared::new(rt, Runner::from_engine(engine))),
     }
 }

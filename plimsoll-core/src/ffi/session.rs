@@ -1,103 +1,64 @@
 //! Sessions: one sandbox for many calls, every record continuing the chain.
 //!
-//! An engine's session is checked here as a remote one is checked by the
-//! remote client: the session's floor and rule go on every call, each answer
-//! must continue the chain, and after an unverifiable answer only a close is
-//! sent.
+//! A thin handle over the core's [`Session`](crate::client::Session): the
+//! session's floor and rule on every call, the chain check, and "only a close
+//! after an unverifiable answer" are the core's, as for every language.
 
 use std::ffi::{CString, c_char};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::client::{Backend, Shared, cancelled};
+use super::client::Shared;
 use super::{
     FfiResult, PlimsollCancel, PlimsollClient, PlimsollError, PlimsollRequest, PlimsollResponse,
     PlimsollStatus, arg, c_string, empty, fail, fallible, free_box, getter, opt_text, out_ok, put,
 };
-use crate::client::{RemoteSession, SessionOptions};
-use crate::engine::Caller;
-use crate::error::{Error, ErrorCode, Refusal, SessionEnd};
-use crate::request::{PROTOCOL, Payload, Request, SoftwareRule};
-use crate::secret::Secret;
-use crate::tier::Floor;
-use crate::verify::Chain;
+use crate::client::{Session, SessionOptions};
+use crate::error::SessionEnd;
+use crate::wire::OpenSessionRequest;
 use crate::wire::json::decode;
-use crate::wire::{Evidence, OpenSessionRequest, RunResponse};
-
-/// An embedded engine's session as this handle has seen it.
-struct Local {
-    id: Secret,
-    chain: Chain,
-    opened: Evidence,
-    broken: bool,
-}
-
-enum State {
-    Local(Local),
-    /// Borrows the `RemoteClient` inside `PlimsollSession::shared`, which the
-    /// handle keeps alive for at least as long (see the field order there).
-    Remote(RemoteSession),
-    Closed,
-}
-
-struct Inner {
-    state: State,
-    ended: SessionEnd,
-}
 
 /// An open session on an engine or a daemon. Calls run one at a time.
 ///
 /// Thread-safety: a session may be used from several threads; calls on it are
 /// serialised (each waits for the one before it).
 pub struct PlimsollSession {
-    // Field order matters: `inner` (which may borrow from `shared`) drops first.
-    inner: Mutex<Inner>,
+    // Field order matters: the session (which holds the runner's link) drops
+    // before the runtime it runs on.
+    session: Session,
     shared: Arc<Shared>,
     fingerprint: CString,
     isolation: CString,
-    floor: Floor,
-    rule: Option<SoftwareRule>,
 }
 
-impl PlimsollSession {
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// A call as the session sends it: the session's floor and software rule
-    /// applied (as the remote client applies them), then checked.
-    fn as_sent(&self, mut request: Request) -> FfiResult<Request> {
-        if matches!(request.payload, Payload::Module(_)) {
-            return Err(Error::invalid("a session runs no module").into());
-        }
-        let floor = Floor::parse(&request.envelope.minimum_isolation)
-            .map_err(|e| Error::invalid(e.to_string()))?
-            .max(self.floor);
-        request.envelope.minimum_isolation = floor.as_str().to_owned();
-        request.envelope.software_rule =
-            crate::session::merge(self.rule.as_ref(), request.envelope.software_rule.as_ref());
-        request.envelope.check_protocol()?;
-        request.envelope.validate()?;
-        request.payload.validate()?;
-        Ok(request)
-    }
-}
-
-fn parse_options(json: Option<String>) -> FfiResult<OpenSessionRequest> {
-    let mut req: OpenSessionRequest = match json {
-        None => OpenSessionRequest::default(),
-        Some(j) => decode(j.as_bytes()).map_err(|e| {
-            fail(
-                PlimsollStatus::InvalidArgument,
-                format!("session options JSON: {e}"),
-            )
-        })?,
+fn parse_options(json: Option<String>) -> FfiResult<SessionOptions> {
+    let Some(json) = json else {
+        return Ok(SessionOptions::default());
     };
-    if req.protocol == 0 {
-        req.protocol = PROTOCOL;
+    let req: OpenSessionRequest = decode(json.as_bytes()).map_err(|e| {
+        fail(
+            PlimsollStatus::InvalidArgument,
+            format!("session options JSON: {e}"),
+        )
+    })?;
+    if req.protocol != 0 {
+        crate::request::check_protocol(req.protocol)?;
     }
-    Ok(req)
+    if !req.owner.is_empty() {
+        return Err(fail(
+            PlimsollStatus::InvalidArgument,
+            "a caller sends no owner (the engine or daemon names it)",
+        ));
+    }
+    Ok(SessionOptions {
+        minimum_isolation: req.minimum_isolation,
+        software_rule: req.software_rule,
+        lifetime_ms: req.lifetime_ms,
+        idle_timeout_ms: req.idle_timeout_ms,
+        languages: req.languages,
+        trace_id: req.trace_id,
+    })
 }
 
 /// Opens a session. `options_json` is the wire's `OpenSessionRequest` JSON
@@ -131,65 +92,14 @@ pub unsafe extern "C" fn plimsoll_client_open_session(
                 opt_text(options_json, "options_json")?,
             )
         };
-        let req = parse_options(json)?;
-        let floor =
-            Floor::parse(&req.minimum_isolation).map_err(|e| Error::invalid(e.to_string()))?;
-        let rule = req.software_rule.clone();
+        let opts = parse_options(json)?;
         let shared = client.shared.clone();
-        let session = match shared.backend() {
-            Backend::Engine(e) => {
-                let open = shared.block_on(e.open_session(&Caller::anonymous(), &req))?;
-                let local = Local {
-                    chain: Chain::new(&open.session_id),
-                    id: Secret::new(open.session_id),
-                    opened: Evidence {
-                        sandbox: open.sandbox,
-                        isolation: open.isolation,
-                        software_identity: open.software_identity,
-                        ..Evidence::default()
-                    },
-                    broken: false,
-                };
-                PlimsollSession {
-                    fingerprint: c_string(local.chain.fingerprint()),
-                    isolation: c_string(&local.opened.isolation),
-                    inner: Mutex::new(Inner {
-                        state: State::Local(local),
-                        ended: SessionEnd::Open,
-                    }),
-                    shared: shared.clone(),
-                    floor,
-                    rule,
-                }
-            }
-            Backend::Remote(r) => {
-                if !req.owner.is_empty() {
-                    return Err(fail(
-                        PlimsollStatus::InvalidArgument,
-                        "the remote client sends no owner",
-                    ));
-                }
-                let opts = SessionOptions {
-                    minimum_isolation: req.minimum_isolation,
-                    software_rule: req.software_rule,
-                    lifetime_ms: req.lifetime_ms,
-                    idle_timeout_ms: req.idle_timeout_ms,
-                    languages: req.languages,
-                };
-                // The session owns its own handle on the client.
-                let s = shared.block_on(r.open_session(opts))?;
-                PlimsollSession {
-                    fingerprint: c_string(s.fingerprint()),
-                    isolation: c_string(s.isolation()),
-                    inner: Mutex::new(Inner {
-                        state: State::Remote(s),
-                        ended: SessionEnd::Open,
-                    }),
-                    shared: shared.clone(),
-                    floor,
-                    rule,
-                }
-            }
+        let session = shared.block_on(shared.runner().open_session(opts))?;
+        let session = PlimsollSession {
+            fingerprint: c_string(session.fingerprint()),
+            isolation: c_string(session.isolation()),
+            session,
+            shared,
         };
         // SAFETY: checked above.
         unsafe { put(session_out, session) };
@@ -199,60 +109,6 @@ pub unsafe extern "C" fn plimsoll_client_open_session(
 
 fn closed() -> crate::ffi::Fail {
     fail(PlimsollStatus::Closed, "the session was closed")
-}
-
-impl Local {
-    fn run(
-        &mut self,
-        shared: &Shared,
-        engine: &crate::Engine,
-        request: Request,
-        token: CancellationToken,
-    ) -> FfiResult<(RunResponse, SessionEnd, Request)> {
-        if self.broken {
-            return Err(Error::new(
-                ErrorCode::RecordMismatch,
-                "this session stopped after an unverifiable answer; close it",
-            )
-            .marked(Some(Refusal::Request))
-            .into());
-        }
-        let answer = shared.block_on(engine.session_run(
-            &Caller::anonymous(),
-            self.id.expose(),
-            request.clone(),
-            token,
-        ));
-        match answer {
-            Ok(a) => {
-                let run = a.run.ok_or_else(|| {
-                    Error::new(
-                        ErrorCode::RecordMismatch,
-                        "the session answer carries no run",
-                    )
-                })?;
-                if let Err(e) = self.chain.check_call(&request, &run) {
-                    self.broken = true;
-                    return Err(e.into());
-                }
-                Ok((run, a.ended, request))
-            }
-            Err(e) => {
-                if let Some(rec) = e.unanswered() {
-                    if self
-                        .chain
-                        .check_unanswered(&request, rec, &self.opened)
-                        .is_err()
-                    {
-                        self.broken = true;
-                    }
-                } else if e.not_dispatched().is_none() {
-                    self.broken = true;
-                }
-                Err(e.into())
-            }
-        }
-    }
 }
 
 /// Runs a snippet, project or cell in the session and blocks until the
@@ -284,45 +140,12 @@ pub unsafe extern "C" fn plimsoll_session_run(
         // SAFETY: NULL or a live cancel, per the contract.
         let token =
             unsafe { cancel.as_ref() }.map_or_else(CancellationToken::new, |c| c.token.clone());
-        if token.is_cancelled() {
-            return Err(cancelled(false).into());
+        let shared = &session.shared;
+        if shared.block_on(session.session.is_closed()) {
+            return Err(closed());
         }
-        let mut inner = session.lock();
-        let result = match (&mut inner.state, session.shared.backend()) {
-            (State::Closed, _) => Err(closed()),
-            (State::Local(l), Backend::Engine(e)) => session
-                .as_sent(request.inner.clone())
-                .and_then(|sent| l.run(&session.shared, e, sent, token)),
-            (State::Remote(r), _) => session.as_sent(request.inner.clone()).and_then(|sent| {
-                session
-                    .shared
-                    .block_on(async {
-                        tokio::select! {
-                            a = r.run(sent.clone()) => a.map(|run| (run, sent)),
-                            () = token.cancelled() => Err(cancelled(true)),
-                        }
-                    })
-                    .map(|(run, sent)| (run, r.ended().unwrap_or(SessionEnd::Open), sent))
-                    .map_err(Into::into)
-            }),
-            (State::Local(_), Backend::Remote(_)) => {
-                Err(Error::infrastructure("session and client disagree").into())
-            }
-        };
-        let (run, ended, sent) = match result {
-            Ok(x) => x,
-            Err(f) => {
-                if let crate::ffi::Fail::Core(e) = &f
-                    && let Some(end) = e.session_end()
-                {
-                    inner.ended = end.reason;
-                }
-                return Err(f);
-            }
-        };
-        if ended != SessionEnd::Open {
-            inner.ended = ended;
-        }
+        let a = shared.block_on(session.session.run(request.inner.clone(), token))?;
+        let (run, ended, sent) = (a.response, a.ended.unwrap_or(SessionEnd::Open), a.request);
         // SAFETY: checked above.
         unsafe { put(response_out, PlimsollResponse::new(run, ended, &sent)) };
         Ok(())
@@ -348,32 +171,11 @@ pub unsafe extern "C" fn plimsoll_session_close(
     fallible(error_out, || {
         // SAFETY: the caller's contract.
         let session = unsafe { arg(session, "session")? };
-        let mut inner = session.lock();
-        let state = std::mem::replace(&mut inner.state, State::Closed);
-        let summary = match (state, session.shared.backend()) {
-            (State::Closed, _) => return Err(closed()),
-            (State::Local(l), Backend::Engine(e)) => {
-                let s = session.shared.block_on(e.close_session(
-                    &Caller::anonymous(),
-                    PROTOCOL,
-                    l.id.expose(),
-                ))?;
-                l.chain
-                    .check_close(&s.session, s.calls, &s.last_record_sha256)?;
-                s
-            }
-            (State::Remote(r), _) => session.shared.block_on(r.close())?,
-            (State::Local(_), Backend::Remote(_)) => {
-                return Err(Error::infrastructure("session and client disagree").into());
-            }
-        };
-        if inner.ended == SessionEnd::Open {
-            inner.ended = if summary.ended == SessionEnd::Open {
-                SessionEnd::Closed
-            } else {
-                summary.ended
-            };
+        let shared = &session.shared;
+        if shared.block_on(session.session.is_closed()) {
+            return Err(closed());
         }
+        let summary = shared.block_on(session.session.close())?;
         if !calls_out.is_null() {
             // SAFETY: non-NULL and writable, per the contract.
             unsafe { *calls_out = summary.calls };
@@ -426,7 +228,12 @@ pub unsafe extern "C" fn plimsoll_session_isolation(
 pub unsafe extern "C" fn plimsoll_session_ended(session: *const PlimsollSession) -> u32 {
     getter(0, || {
         // SAFETY: NULL or live, per the contract.
-        unsafe { session.as_ref() }.map_or(0, |s| s.lock().ended.number())
+        unsafe { session.as_ref() }.map_or(0, |s| {
+            s.shared
+                .block_on(s.session.ended())
+                .unwrap_or(SessionEnd::Open)
+                .number()
+        })
     })
 }
 

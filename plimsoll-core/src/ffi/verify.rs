@@ -4,25 +4,19 @@
 
 use std::ffi::{CString, c_char};
 
-use super::request::parse_request;
 use super::{
-    FfiResult, PlimsollError, PlimsollStatus, arg, arg_mut, c_string, empty, fail, fallible,
-    free_box, getter, out_ok, put, text,
+    FfiResult, PlimsollError, PlimsollStatus, arg, arg_mut, c_string, empty, fallible, free_box,
+    getter, out_ok, put, text,
 };
 use crate::request::Request;
-use crate::verify::{Chain, check_single};
+use crate::verify::{Chain, check_single, request_from_json, response_from_json};
 use crate::wire::RunResponse;
-use crate::wire::json::decode;
 
 fn parse_pair(request_json: String, response_json: String) -> FfiResult<(Request, RunResponse)> {
-    let request = parse_request(&request_json)?;
-    let response: RunResponse = decode(response_json.as_bytes()).map_err(|e| {
-        fail(
-            PlimsollStatus::InvalidArgument,
-            format!("response JSON: {e}"),
-        )
-    })?;
-    Ok((request, response))
+    Ok((
+        request_from_json(request_json.as_bytes())?,
+        response_from_json(response_json.as_bytes())?,
+    ))
 }
 
 /// Verifies a single run's answer against the request that was sent, both as
@@ -31,7 +25,9 @@ fn parse_pair(request_json: String, response_json: String) -> FfiResult<(Request
 /// its evidence equals the answer's, its digest holds, and the tier meets the
 /// floor. `PLIMSOLL_STATUS_OK` when it holds; `PLIMSOLL_STATUS_RECORD_MISMATCH`
 /// (or `…_ISOLATION_EVIDENCE_MISMATCH`) when it does not;
-/// `PLIMSOLL_STATUS_INVALID_ARGUMENT` for JSON that does not parse.
+/// `PLIMSOLL_STATUS_INVALID_REQUEST` for request JSON that does not parse and
+/// `PLIMSOLL_STATUS_TRANSPORT` for an answer that does not (a malformed answer,
+/// as in every language).
 ///
 /// It checks what the record says about itself and the answer; it does not
 /// prove which machine ran the code (a tier is never attestation).

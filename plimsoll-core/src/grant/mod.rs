@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::config::ConfigError;
+use crate::env::ConfigError;
 use crate::error::{Error, ErrorCode, Result};
 
 pub mod broker;

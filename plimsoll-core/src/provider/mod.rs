@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Config, ConfigError, ProviderKind};
+use crate::config::{Config, ProviderKind};
+use crate::env::ConfigError;
 use crate::error::{Error, Result};
 use crate::request::{JavaScriptRun, ModuleRun, ProjectRun};
 use crate::result::{JavaScriptResult, ModuleResult, ProjectResult};
@@ -17,6 +18,8 @@ use crate::tier::Isolation;
 use crate::wire::RunResources;
 
 pub mod disabled;
+mod sandbox;
+pub use sandbox::{SandboxSpec, SessionSandbox};
 #[cfg(feature = "docker")]
 pub mod docker;
 #[cfg(feature = "wasm")]
@@ -146,10 +149,7 @@ pub trait Provider: Send + Sync + 'static {
     }
 
     /// Opens one sandbox for a session (only when [`Capabilities::sessions`]).
-    async fn open_session(
-        &self,
-        _spec: &crate::session::SandboxSpec,
-    ) -> Result<Box<dyn crate::session::SessionSandbox>> {
+    async fn open_session(&self, _spec: &SandboxSpec) -> Result<Box<dyn SessionSandbox>> {
         Err(Error::unsupported(format!(
             "the {} provider keeps no sessions",
             self.name()

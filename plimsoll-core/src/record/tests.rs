@@ -1,7 +1,10 @@
 //! The golden vectors and worked examples of `spec/wire.md` §7 and §8.6.
 
 use super::*;
+use crate::digest::{request_digest, result_digest, rule_id};
 use crate::request::Request;
+use crate::request::SoftwareRule;
+use crate::result::Output;
 use crate::result::{
     Artifact, CellResult, JavaScriptResult, ModuleResult, ModuleRowResult, ProjectOutcome,
     ProjectResult, StepResult,

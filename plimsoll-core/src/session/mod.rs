@@ -16,12 +16,11 @@ use tokio::sync::OwnedMutexGuard;
 use tokio_util::sync::CancellationToken;
 
 use crate::admission::Permit;
+use crate::digest::{request_digest, result_digest, rule_id};
 use crate::engine::{Caller, Engine};
 use crate::error::{Error, ErrorCode, Refusal, Result, SessionEnd, SessionEnded};
 use crate::provider::{Environment, RunContext};
-use crate::record::{
-    RECORD_VERSION, RunRecord, request_digest, result_digest, rule_id, seal, session_fingerprint,
-};
+use crate::record::{RECORD_VERSION, RunRecord, seal, session_fingerprint};
 use crate::request::{PROTOCOL, Payload, Request, SoftwareRule, check_protocol, valid_trace_id};
 use crate::result::Output;
 use crate::tier::Floor;
@@ -31,10 +30,9 @@ use crate::wire::{
     SessionRunResponse,
 };
 
-mod sandbox;
 mod settings;
 
-pub use sandbox::{SandboxSpec, SessionSandbox};
+pub use crate::provider::{SandboxSpec, SessionSandbox};
 pub use settings::{SessionSettings, parse_duration};
 
 /// How long an ended session's summary stays collectable by CloseSession.
@@ -310,8 +308,9 @@ impl Sessions {
                 "the session's tier is below the call's floor",
             ));
         }
-        if rule_id(request.envelope.software_rule.as_ref())
-            != rule_id(merge(entry.rule.as_ref(), request.envelope.software_rule.as_ref()).as_ref())
+        let carried = request.envelope.software_rule.as_ref();
+        if SoftwareRule::intersect(entry.rule.as_ref(), carried)
+            .map_or(true, |merged| rule_id(merged.as_ref()) != rule_id(carried))
         {
             return Err(Error::invalid(
                 "a session call carries the session's software rule (intersected with its own)",
@@ -589,28 +588,6 @@ impl Sessions {
                 }
             }
         });
-    }
-}
-
-/// The intersection of two rules, as the published client merges a session's
-/// rule with a call's.
-pub fn merge(a: Option<&SoftwareRule>, b: Option<&SoftwareRule>) -> Option<SoftwareRule> {
-    match (a, b) {
-        (None, None) => None,
-        (Some(r), None) | (None, Some(r)) => Some(r.clone()),
-        (Some(a), Some(b)) => {
-            let ids: Vec<String> = a
-                .identities
-                .iter()
-                .filter(|i| b.identities.contains(i))
-                .cloned()
-                .collect();
-            let mode = if ids.len() == 1 { "exact" } else { "approved" };
-            Some(SoftwareRule {
-                mode: mode.into(),
-                identities: ids,
-            })
-        }
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::config::{ConfigError, Env};
+use crate::env::{ConfigError, Env};
 
 /// How sessions are configured. Off unless `max_sessions > 0`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

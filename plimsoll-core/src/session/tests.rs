@@ -3,169 +3,10 @@
 
 use super::*;
 use crate::config::Config;
-use crate::provider::{Capabilities, Environments, Provider};
-use crate::request::{CellRun, Envelope, JavaScriptRun, ProjectRun};
-use crate::result::{CellResult, JavaScriptResult, ProjectResult};
-use crate::tier::Isolation;
+use crate::request::{CellRun, Envelope, JavaScriptRun};
+use crate::testkit::{engine, on};
 use crate::verify::Chain;
-use async_trait::async_trait;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
-#[derive(Default)]
-struct Flags {
-    changed: AtomicBool,
-    dirty: AtomicBool,
-    closed: AtomicUsize,
-    cleanups: AtomicUsize,
-}
-
-struct Memo {
-    flags: Arc<Flags>,
-    gate: Arc<tokio::sync::Semaphore>,
-}
-
-struct MemoSandbox {
-    flags: Arc<Flags>,
-    gate: Arc<tokio::sync::Semaphore>,
-    vars: Mutex<Vec<String>>,
-}
-
-#[async_trait]
-impl SessionSandbox for MemoSandbox {
-    async fn check(&self) -> std::result::Result<(), SessionEnded> {
-        if self.flags.changed.load(Ordering::SeqCst) {
-            return Err(SessionEnded {
-                reason: SessionEnd::SandboxChanged,
-                detail: "its settings changed".into(),
-            });
-        }
-        Ok(())
-    }
-    async fn run_javascript(
-        &self,
-        job: &JavaScriptRun,
-        _ctx: &RunContext,
-    ) -> Result<JavaScriptResult> {
-        match job.code.as_str() {
-            "block" => {
-                let _p = self.gate.acquire().await.unwrap();
-                Ok(JavaScriptResult::default())
-            }
-            "crash" => Err(Error::infrastructure("the container daemon went away")),
-            code => Ok(JavaScriptResult {
-                stdout: code.as_bytes().to_vec(),
-                ..Default::default()
-            }),
-        }
-    }
-    async fn run_project(&self, _job: &ProjectRun, _ctx: &RunContext) -> Result<ProjectResult> {
-        Ok(ProjectResult::default())
-    }
-    async fn run_cell(&self, job: &CellRun, _ctx: &RunContext) -> Result<CellResult> {
-        let mut vars = self.vars.lock().unwrap();
-        let started = vars.is_empty();
-        vars.push(job.code.clone());
-        Ok(CellResult {
-            stdout: vars.join(",").into_bytes(),
-            interpreter_started: started,
-            ..Default::default()
-        })
-    }
-    async fn cleanup(&self) -> std::result::Result<(), SessionEnded> {
-        self.flags.cleanups.fetch_add(1, Ordering::SeqCst);
-        if self.flags.dirty.load(Ordering::SeqCst) {
-            return Err(SessionEnded {
-                reason: SessionEnd::BoundaryFailed,
-                detail: "a process survived".into(),
-            });
-        }
-        Ok(())
-    }
-    async fn suspend(&self) -> Result<bool> {
-        Ok(true)
-    }
-    async fn resume(&self) -> Result<()> {
-        Ok(())
-    }
-    async fn close(&self) {
-        self.flags.closed.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-#[async_trait]
-impl Provider for Memo {
-    fn name(&self) -> &'static str {
-        "memo"
-    }
-    fn isolation(&self) -> Isolation {
-        Isolation::Container
-    }
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            sessions: true,
-            projects: true,
-            ..Default::default()
-        }
-    }
-    fn environments(&self) -> Environments {
-        let env = Environment {
-            software_identity: "memo:1".into(),
-            default_timeout_ms: 5000,
-            max_timeout_ms: 30000,
-            ..Default::default()
-        };
-        Environments {
-            javascript: Some(env.clone()),
-            session: Some(env),
-            ..Default::default()
-        }
-    }
-    async fn prove(&self) -> Result<Isolation> {
-        Ok(Isolation::Container)
-    }
-    async fn run_javascript(
-        &self,
-        _job: &JavaScriptRun,
-        _ctx: &RunContext,
-    ) -> Result<JavaScriptResult> {
-        Ok(JavaScriptResult::default())
-    }
-    async fn open_session(&self, _spec: &SandboxSpec) -> Result<Box<dyn SessionSandbox>> {
-        Ok(Box::new(MemoSandbox {
-            flags: self.flags.clone(),
-            gate: self.gate.clone(),
-            vars: Mutex::default(),
-        }))
-    }
-}
-
-async fn engine(settings: SessionSettings) -> (Engine, Arc<Flags>, Arc<tokio::sync::Semaphore>) {
-    let flags = Arc::new(Flags::default());
-    let gate = Arc::new(tokio::sync::Semaphore::new(0));
-    let config = Config {
-        sessions: settings,
-        instance: "plimsoll:t".into(),
-        ..Config::default()
-    };
-    let e = Engine::with_provider(
-        Arc::new(Memo {
-            flags: flags.clone(),
-            gate: gate.clone(),
-        }),
-        &config,
-    )
-    .await
-    .unwrap();
-    (e, flags, gate)
-}
-
-fn on() -> SessionSettings {
-    SessionSettings {
-        max_sessions: 4,
-        max_per_caller: 2,
-        ..SessionSettings::default()
-    }
-}
+use std::sync::atomic::Ordering;
 
 fn alice() -> Caller {
     Caller {
@@ -525,13 +366,13 @@ impl WithFloor for Request {
     }
 }
 
-/// The language surfaces' session path (`surface::Session`) over an embedded
+/// The language surfaces' session path (`client::Session`) over an embedded
 /// engine: the chain a binding sees verifies from the JSON it is handed, the
 /// session's rule is carried on every call, a second close is refused, and a
 /// call cancelled while another holds the session never runs.
 #[tokio::test]
 async fn the_surface_session_path_keeps_the_chain() {
-    use crate::surface::Runner;
+    use crate::client::Runner;
     use crate::wire::json::{decode, encode};
     use crate::wire::{RunRequest, RunResponse};
 

@@ -277,7 +277,8 @@ pub fn session_end_from_number(n: u32) -> Option<SessionEnd> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{record_digest, request_digest, session_fingerprint};
+    use crate::digest::request_digest;
+    use crate::record::{record_digest, session_fingerprint};
     use crate::request::{JavaScriptRun, Payload};
     use crate::wire::RunRequest;
 

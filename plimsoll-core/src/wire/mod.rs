@@ -2,7 +2,8 @@
 //! their binary details.
 
 pub mod connect;
-pub mod json;
+/// The ProtoJSON rules (a leaf module, re-exported here where the messages are).
+pub use crate::json;
 pub mod messages;
 
 pub use messages::*;

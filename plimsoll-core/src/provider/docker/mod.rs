@@ -639,8 +639,8 @@ impl Provider for DockerProvider {
 
     async fn open_session(
         &self,
-        spec: &crate::session::SandboxSpec,
-    ) -> Result<Box<dyn crate::session::SessionSandbox>> {
+        spec: &crate::provider::SandboxSpec,
+    ) -> Result<Box<dyn crate::provider::SessionSandbox>> {
         self.inner.admit().await?;
         if let Some(s) = self.pool.take(spec) {
             session::refill(&self.inner, &self.pool);

@@ -39,9 +39,9 @@ use crate::provider::docker::lockdown::{LABEL_SESSION, Role, WORK, container_nam
 use crate::provider::docker::project::{ARTIFACT_BUDGET, STEP_CAP};
 use crate::provider::docker::snippet::{GRACE, OUTPUT_CAP, cancelled, unix_after};
 use crate::provider::docker::witness::InitWitness;
+use crate::provider::{SandboxSpec, SessionSandbox};
 use crate::request::{CellRun, JavaScriptRun, ProjectRun};
 use crate::result::{CellResult, JavaScriptResult, ProjectOutcome, ProjectResult, StepResult};
-use crate::session::{SandboxSpec, SessionSandbox};
 
 /// The Python kernel, run as `python3 -I -c`.
 const KERNEL_PY: &str = include_str!("kernels/kernel.py");

@@ -13,8 +13,13 @@
 //!
 //! gVisor's `runsc-gofer` killed makes the sandbox end the container with an
 //! ordinary exit 137 instead; the gofer is the init's sibling (both children
-//! of the shim), and a sibling runtime process that died of a signal is the
-//! same verdict.
+//! of the shim), and a sibling runtime process that died of a signal *while
+//! the init still ran* is the same verdict. One that died after the init had
+//! ended is the teardown's: when the sandbox has gone (a guest that took the
+//! Sentry down, say by exhausting its threads with a fork bomb), the shim's
+//! `runsc delete` SIGKILLs the gofer, and the run's own exit stands. The order
+//! of the deaths is seen as it happens: each pidfd is watched from the start
+//! (it polls readable when its process ends) and its end time taken then.
 //!
 //! The witness is a pidfd opened on the init (docker's `State.Pid`, the
 //! provider shares the host's PID namespace) and on its siblings right after
@@ -26,7 +31,11 @@
 //! init by the OOM killer (docker's `OOMKilled` says so and is checked first).
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+
+use tokio::io::unix::AsyncFd;
+use tokio::time::Instant;
 
 use bollard::Docker;
 
@@ -53,6 +62,17 @@ struct PidfdInfo {
 struct Watched {
     fd: OwnedFd,
     pid: u32,
+    /// When it was seen to end, set by its watch task.
+    ended_at: Arc<OnceLock<Instant>>,
+    watch: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        if let Some(w) = self.watch.take() {
+            w.abort();
+        }
+    }
 }
 
 /// Pidfds on a container's init process and its sibling runtime processes.
@@ -112,10 +132,20 @@ impl InitWitness {
     /// at once for processes still running; waits (at most [`REAP_BUDGET`])
     /// only for one that ended and is not yet reaped.
     pub(crate) async fn killed_by(&self) -> Option<(u32, i32)> {
-        let deadline = tokio::time::Instant::now() + REAP_BUDGET;
-        for w in std::iter::once(&self.init).chain(&self.siblings) {
+        let deadline = Instant::now() + REAP_BUDGET;
+        if let Some(signal) = self.init.killed_by(deadline).await {
+            return Some((self.init.pid, signal));
+        }
+        let init_ended = self.init.ended_at.get().copied();
+        for w in &self.siblings {
             if let Some(signal) = w.killed_by(deadline).await {
-                return Some((w.pid, signal));
+                let teardown = matches!(
+                    (w.ended_at.get(), init_ended),
+                    (Some(sibling), Some(init)) if *sibling > init
+                );
+                if !teardown {
+                    return Some((w.pid, signal));
+                }
             }
         }
         None
@@ -132,10 +162,37 @@ impl Watched {
         }
         // SAFETY: the syscall returned a fresh fd that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) };
-        Some(Watched { fd, pid })
+        let ended_at = Arc::new(OnceLock::new());
+        // The end time is taken when the pidfd polls readable; without a
+        // runtime or a second fd, there is none (and no order is claimed).
+        let watch = fd
+            .try_clone()
+            .ok()
+            .zip(tokio::runtime::Handle::try_current().ok())
+            .map(|(dup, rt)| {
+                let ended_at = ended_at.clone();
+                rt.spawn(async move {
+                    // SAFETY: `dup` is an owned pidfd that the AsyncFd owns
+                    // from here on; nothing else closes or replaces it.
+                    let afd = unsafe {
+                        AsyncFd::register_with_interest(dup, tokio::io::Interest::READABLE)
+                    };
+                    if let Ok(afd) = afd
+                        && afd.readable().await.is_ok()
+                    {
+                        let _ = ended_at.set(Instant::now());
+                    }
+                })
+            });
+        Some(Watched {
+            fd,
+            pid,
+            ended_at,
+            watch,
+        })
     }
 
-    async fn killed_by(&self, deadline: tokio::time::Instant) -> Option<i32> {
+    async fn killed_by(&self, deadline: Instant) -> Option<i32> {
         if !self.ended() {
             return None;
         }
@@ -145,7 +202,7 @@ impl Watched {
                     let signal = status & 0x7f;
                     return (signal != 0 && signal != 0x7f).then_some(signal);
                 }
-                Ok(None) if tokio::time::Instant::now() < deadline => {
+                Ok(None) if Instant::now() < deadline => {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
                 Ok(None) | Err(()) => return None,

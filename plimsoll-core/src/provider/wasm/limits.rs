@@ -24,36 +24,20 @@ pub const TICK: Duration = Duration::from_millis(2);
 pub const OUTPUT_CAP: usize = 64 * 1024;
 
 /// Why a run was stopped from outside the guest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Stop {
     /// The wall-clock deadline passed (exit 124).
+    #[error("the run's deadline passed")]
     Deadline,
     /// The caller cancelled (an error, not a result).
+    #[error("the run was cancelled")]
     Cancelled,
 }
 
-impl std::fmt::Display for Stop {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Stop::Deadline => "the run's deadline passed",
-            Stop::Cancelled => "the run was cancelled",
-        })
-    }
-}
-
-impl std::error::Error for Stop {}
-
 /// The guest called WASI `proc_exit` (Node's `process.exit`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the guest exited with status {0}")]
 pub struct GuestExit(pub i32);
-
-impl std::fmt::Display for GuestExit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the guest exited with status {}", self.0)
-    }
-}
-
-impl std::error::Error for GuestExit {}
 
 /// Refuses linear-memory growth past the cap; `memory.grow` then returns -1 and
 /// the guest's allocator reports out of memory. Tables are bounded too, and an

@@ -2,8 +2,8 @@
 
 use async_trait::async_trait;
 
+use super::RunContext;
 use crate::error::{Result, SessionEnded};
-use crate::provider::RunContext;
 use crate::request::{CellRun, JavaScriptRun, ProjectRun};
 use crate::result::{CellResult, JavaScriptResult, ProjectResult};
 

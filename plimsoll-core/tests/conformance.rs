@@ -1,0 +1,403 @@
+//! One conformance suite for every provider (as `object_store` has one for
+//! its backends): [`conform`] takes any started engine and what it claims,
+//! and runs the same behavioural cases through the one caller surface
+//! (`client::Runner`, so every answer's record and every session's chain is
+//! verified as a client verifies it):
+//!
+//! - Describe says the tier the engine proved and the provider's name, and
+//!   claims projects and sessions exactly where they run;
+//! - hello runs at that tier; a floor above it is refused before dispatch;
+//! - a non-zero exit is a result; the deadline ends a run as exit 124 with
+//!   its output so far; a memory bomb ends in a non-zero exit, not a hang;
+//!   each output stream is capped at 64 KiB and flagged;
+//! - a cancelled run answers `cancelled`;
+//! - after every case the admission slot is free and no sandbox is left;
+//! - projects and sessions run where claimed (a session's chain verifies and
+//!   its close summary counts every call) and are refused, not dispatched,
+//!   where not.
+//!
+//! wasm, docker on runc and docker on runsc run it here; every later provider
+//! runs it unchanged, with its own subject. Docker unreachable, or a runtime
+//! unregistered, fails these tests: they never skip.
+#![expect(clippy::unwrap_used, reason = "integration tests fail loudly")]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use plimsoll_core::client::{Runner, SessionOptions};
+use plimsoll_core::engine::Engine;
+use plimsoll_core::request::{CellRun, JavaScriptRun, Payload, ProjectRun, Request};
+use plimsoll_core::result::{JavaScriptResult, Output};
+use plimsoll_core::{ErrorCode, Isolation, Refusal};
+use tokio_util::sync::CancellationToken;
+
+/// The sandboxes an engine still has (docker: its instance's containers).
+type Sandboxes = Box<dyn Fn() -> Pin<Box<dyn Future<Output = Vec<String>> + Send>> + Send + Sync>;
+
+/// A provider under test: a started engine and what the suite is told about it.
+struct Subject {
+    /// For messages.
+    name: String,
+    engine: Engine,
+    /// The tier it must prove and paint on every answer.
+    tier: Isolation,
+    /// The provider's name on Describe and in records.
+    provider: &'static str,
+    sandboxes: Sandboxes,
+    /// Whether its sandboxes start fresh per run (a run's cancel is seen
+    /// once the sandbox is up): the wait before cancelling.
+    start_wait: Duration,
+}
+
+/// The snippet output cap on every provider (`spec/behaviour.md`).
+const OUTPUT_CAP: usize = 64 * 1024;
+
+fn js(code: &str, timeout_ms: i32) -> Request {
+    let mut r = Request::new(Payload::JavaScript(JavaScriptRun {
+        code: code.into(),
+        grant_profile: String::new(),
+    }));
+    r.envelope.timeout_ms = timeout_ms;
+    r
+}
+
+fn go() -> CancellationToken {
+    CancellationToken::new()
+}
+
+/// Runs a snippet through the caller surface (record verified) at the tier.
+async fn snippet(s: &Subject, r: &Runner, code: &str, timeout_ms: i32) -> JavaScriptResult {
+    let resp = r
+        .run(js(code, timeout_ms), go())
+        .await
+        .unwrap_or_else(|e| panic!("[{}] {code:?}: {e}", s.name));
+    assert_eq!(resp.evidence.isolation, s.tier.as_str(), "[{}]", s.name);
+    assert_eq!(resp.evidence.sandbox, s.provider, "[{}]", s.name);
+    match resp.output {
+        Some(Output::JavaScript(j)) => j,
+        other => panic!("[{}] not a snippet result: {other:?}", s.name),
+    }
+}
+
+/// The slot is free and no sandbox is left (waiting up to 20 s for removals).
+async fn released(s: &Subject, after: &str) {
+    let t = Instant::now();
+    loop {
+        let in_flight = s.engine.admission().in_flight();
+        let left = (s.sandboxes)().await;
+        if in_flight == 0 && left.is_empty() {
+            return;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "[{}] after {after}: {in_flight} slots held, sandboxes left: {left:?}",
+            s.name
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The suite. Panics, naming the subject and the case, on the first failure.
+async fn conform(s: Subject) {
+    let r = Runner::from_engine(s.engine.clone());
+    let d = r.describe().await.unwrap();
+    assert_eq!(s.engine.isolation(), s.tier, "[{}] proven tier", s.name);
+    assert_eq!(
+        (d.isolation.as_str(), d.sandbox.as_str()),
+        (s.tier.as_str(), s.provider),
+        "[{}] describe",
+        s.name
+    );
+
+    // Hello, at its tier.
+    let j = snippet(&s, &r, "console.log('hello', 6 * 7)", 0).await;
+    assert_eq!((j.stdout.as_slice(), j.exit_code), (&b"hello 42\n"[..], 0));
+    released(&s, "hello").await;
+
+    // A floor above the tier is refused before anything is dispatched; the
+    // tier's own floor runs.
+    if let Some(above) = [Isolation::Process, Isolation::Container, Isolation::Kernel]
+        .into_iter()
+        .chain([Isolation::Vm])
+        .find(|t| *t > s.tier)
+    {
+        let mut req = js("console.log('never')", 0);
+        req.envelope.minimum_isolation = above.as_str().into();
+        let e = r.run(req, go()).await.unwrap_err();
+        assert_eq!(
+            (e.code(), e.not_dispatched()),
+            (ErrorCode::InsufficientIsolation, Some(Refusal::Isolation)),
+            "[{}] floor {above}",
+            s.name
+        );
+        assert!(
+            (s.sandboxes)().await.is_empty(),
+            "[{}] a refused floor made a sandbox",
+            s.name
+        );
+    }
+    let mut req = js("console.log(1)", 0);
+    req.envelope.minimum_isolation = s.tier.as_str().into();
+    r.run(req, go()).await.unwrap();
+
+    // A non-zero exit is a result; stderr is its own stream.
+    let j = snippet(&s, &r, "console.error('bad'); process.exit(3)", 0).await;
+    assert_eq!(
+        (j.exit_code, j.stderr.as_slice()),
+        (3, &b"bad\n"[..]),
+        "[{}]",
+        s.name
+    );
+    assert!(j.stdout.is_empty());
+    released(&s, "exit 3").await;
+
+    // The deadline: exit 124, timed out, the output so far kept.
+    let t = Instant::now();
+    let j = snippet(&s, &r, "console.log('before'); for (;;) {}", 1500).await;
+    assert_eq!(
+        (j.exit_code, j.timed_out),
+        (124, true),
+        "[{}] deadline",
+        s.name
+    );
+    assert_eq!(j.stdout, b"before\n", "[{}]", s.name);
+    assert!(
+        t.elapsed() < Duration::from_secs(12),
+        "[{}] deadline took {:?}",
+        s.name,
+        t.elapsed()
+    );
+    released(&s, "deadline").await;
+
+    // The memory cap: a bomb ends in a non-zero exit, well before its deadline.
+    let j = snippet(
+        &s,
+        &r,
+        "const k = []; for (;;) k.push(new Array(1 << 20).fill(1));",
+        20_000,
+    )
+    .await;
+    assert!(
+        j.exit_code != 0 && !j.timed_out,
+        "[{}] memory bomb: {j:?}",
+        s.name
+    );
+    released(&s, "memory bomb").await;
+
+    // Output caps: each stream at most 64 KiB, flagged.
+    let j = snippet(
+        &s,
+        &r,
+        "const l = 'x'.repeat(1023); for (let i = 0; i < 200; i++) { console.log(l); console.error(l); }",
+        0,
+    )
+    .await;
+    assert_eq!(
+        j.exit_code,
+        0,
+        "[{}] flood: {}",
+        s.name,
+        String::from_utf8_lossy(&j.stderr)
+    );
+    assert!(
+        j.stdout_truncated && j.stderr_truncated,
+        "[{}] flags",
+        s.name
+    );
+    assert!(
+        j.stdout.len() <= OUTPUT_CAP && j.stderr.len() <= OUTPUT_CAP,
+        "[{}] {} and {} bytes",
+        s.name,
+        j.stdout.len(),
+        j.stderr.len()
+    );
+    assert!(
+        j.stdout.starts_with(b"xxxx"),
+        "[{}] the output kept is the first",
+        s.name
+    );
+    released(&s, "flood").await;
+
+    // Cancel: the run answers `cancelled`, and its slot and sandbox go.
+    let cancel = go();
+    let (r2, c2) = (r.clone(), cancel.clone());
+    let t = Instant::now();
+    let task = tokio::spawn(async move { r2.run(js("for (;;) {}", 20_000), c2).await });
+    tokio::time::sleep(s.start_wait).await;
+    cancel.cancel();
+    let e = task.await.unwrap().unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Cancelled, "[{}] cancel: {e}", s.name);
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "[{}] cancel took {:?}",
+        s.name,
+        t.elapsed()
+    );
+    released(&s, "cancel").await;
+
+    // Projects, where claimed.
+    let project = Request::new(Payload::Project(ProjectRun {
+        steps: vec!["python3 -c \"open('out.txt', 'w').write('made')\"".into()],
+        artifacts: vec!["out.txt".into()],
+        ..ProjectRun::default()
+    }));
+    match r.run(project, go()).await {
+        Ok(resp) => {
+            assert!(
+                d.supports_project,
+                "[{}] ran a project it does not claim",
+                s.name
+            );
+            let Some(Output::Project(p)) = resp.output else {
+                panic!("[{}] not a project result", s.name)
+            };
+            let art: Vec<_> = p
+                .artifacts
+                .iter()
+                .map(|a| (a.path.as_str(), &a.content[..]))
+                .collect();
+            assert_eq!(art, [("out.txt", &b"made"[..])], "[{}] {p:?}", s.name);
+        }
+        Err(e) => {
+            assert!(!d.supports_project, "[{}] claims projects: {e}", s.name);
+            assert!(e.not_dispatched().is_some(), "[{}] {e}", s.name);
+        }
+    }
+    released(&s, "project").await;
+
+    // Sessions, where claimed: state kept across calls, the chain verified
+    // on every answer and at the close.
+    match r.open_session(SessionOptions::default()).await {
+        Ok(session) => {
+            assert!(
+                d.supports_sessions,
+                "[{}] opened a session it does not claim",
+                s.name
+            );
+            assert_eq!(session.isolation(), s.tier.as_str());
+            let cell = |code: &str| {
+                Request::new(Payload::Cell(CellRun {
+                    language: "python".into(),
+                    code: code.into(),
+                    files: vec![],
+                }))
+            };
+            for (req, want) in [
+                (cell("x = 20"), ""),
+                (cell("print(x + 1)"), "21\n"),
+                (js("console.log('in the session')", 0), "in the session\n"),
+            ] {
+                let a = session.run(req, go()).await.unwrap();
+                let stdout = match a.response.output {
+                    Some(Output::Cell(c)) => c.stdout,
+                    Some(Output::JavaScript(j)) => j.stdout,
+                    other => panic!("[{}] {other:?}", s.name),
+                };
+                assert_eq!(String::from_utf8_lossy(&stdout), want, "[{}]", s.name);
+            }
+            assert_eq!(session.close().await.unwrap().calls, 3, "[{}]", s.name);
+        }
+        Err(e) => {
+            assert!(!d.supports_sessions, "[{}] claims sessions: {e}", s.name);
+            assert!(e.not_dispatched().is_some(), "[{}] {e}", s.name);
+        }
+    }
+    released(&s, "session").await;
+    eprintln!("[{}] conforms", s.name);
+}
+
+#[cfg(feature = "wasm")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wasm_conforms() {
+    use plimsoll_core::config::{Config, ProviderKind};
+    let config = Config {
+        provider: ProviderKind::Wasm,
+        instance: "plimsoll-test:conformance-wasm".into(),
+        ..Config::default()
+    };
+    conform(Subject {
+        name: "wasm".into(),
+        engine: Engine::start(&config).await.unwrap(),
+        tier: Isolation::Process,
+        provider: "wasm",
+        sandboxes: Box::new(|| Box::pin(async { Vec::new() })),
+        start_wait: Duration::from_millis(300),
+    })
+    .await;
+}
+
+#[cfg(feature = "docker")]
+mod docker {
+    use std::collections::HashMap;
+
+    use bollard::Docker;
+    use bollard::query_parameters::ListContainersOptionsBuilder;
+    use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, ProviderKind};
+    use plimsoll_core::session::SessionSettings;
+
+    use super::*;
+
+    /// Names of containers labelled with `instance`, running or not.
+    async fn containers_of(instance: String) -> Vec<String> {
+        let docker =
+            Docker::connect_with_unix("/var/run/docker.sock", 60, bollard::API_DEFAULT_VERSION)
+                .expect("docker is required for these tests: /var/run/docker.sock");
+        let filters = HashMap::from([("label", vec![format!("io.plimsoll.instance={instance}")])]);
+        let opts = ListContainersOptionsBuilder::new()
+            .all(true)
+            .filters(&filters)
+            .build();
+        docker
+            .list_containers(Some(opts))
+            .await
+            .unwrap()
+            .into_iter()
+            .flat_map(|c| c.names.unwrap_or_default())
+            .collect()
+    }
+
+    async fn subject(rt: DockerRuntime, tier: Isolation) -> Subject {
+        let instance = format!(
+            "plimsoll-test:conformance-{}-{}",
+            rt.as_str(),
+            hex::encode(rand::random::<[u8; 4]>())
+        );
+        let config = Config {
+            provider: ProviderKind::Docker,
+            instance: instance.clone(),
+            docker: DockerSettings {
+                runtime: rt,
+                runtime_name: rt.as_str().into(),
+                ..DockerSettings::default()
+            },
+            sessions: SessionSettings {
+                max_sessions: 2,
+                max_per_caller: 2,
+                ..SessionSettings::default()
+            },
+            ..Config::default()
+        };
+        let engine = Engine::start(&config)
+            .await
+            .unwrap_or_else(|e| panic!("docker under {}: {e}", rt.as_str()));
+        Subject {
+            name: format!("docker/{}", rt.as_str()),
+            engine,
+            tier,
+            provider: "docker",
+            sandboxes: Box::new(move || Box::pin(containers_of(instance.clone()))),
+            start_wait: Duration::from_millis(2500),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn docker_on_runc_conforms() {
+        conform(subject(DockerRuntime::Runc, Isolation::Container).await).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn docker_on_runsc_conforms() {
+        conform(subject(DockerRuntime::Runsc, Isolation::Kernel).await).await;
+    }
+}
