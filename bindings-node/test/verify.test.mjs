@@ -21,6 +21,12 @@ test('the shared single-run vectors verify or fail with their code', () => {
   }
 })
 
+test('the shared unreadable vectors fail with their code', () => {
+  for (const c of vectors().unreadable) {
+    assert.throws(() => plimsoll.verifyRun(c.requestText, c.responseText), isCode(c.expect), c.name)
+  }
+})
+
 test('tampering with a consistent answer is rejected', () => {
   const good = vectors().single.find((c) => c.name === 'consistent')
   const tampers = [

@@ -143,6 +143,10 @@ def test_shared_vectors_are_current_and_replay() -> None:
             with pytest.raises(plimsoll.PlimsollError) as info:
                 plimsoll.verify_run(dumps(case["request"]), dumps(case["response"]))
             assert info.value.code == case["expect"], case["name"]
+    for case in committed["unreadable"]:
+        with pytest.raises(plimsoll.PlimsollError) as info:
+            plimsoll.verify_run(case["requestText"], case["responseText"])
+        assert info.value.code == case["expect"], case["name"]
     chain = plimsoll.Chain(committed["chain"]["fingerprint"])
     for call in committed["chain"]["calls"]:
         chain.check_call(dumps(call["request"]), dumps(call["response"]))

@@ -21,6 +21,8 @@
 //! unregistered, fails these tests: they never skip.
 #![expect(clippy::unwrap_used, reason = "integration tests fail loudly")]
 
+mod support;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
@@ -329,33 +331,10 @@ async fn wasm_conforms() {
 
 #[cfg(feature = "docker")]
 mod docker {
-    use std::collections::HashMap;
-
-    use bollard::Docker;
-    use bollard::query_parameters::ListContainersOptionsBuilder;
     use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, ProviderKind};
     use plimsoll_core::session::SessionSettings;
 
     use super::*;
-
-    /// Names of containers labelled with `instance`, running or not.
-    async fn containers_of(instance: String) -> Vec<String> {
-        let docker =
-            Docker::connect_with_unix("/var/run/docker.sock", 60, bollard::API_DEFAULT_VERSION)
-                .expect("docker is required for these tests: /var/run/docker.sock");
-        let filters = HashMap::from([("label", vec![format!("io.plimsoll.instance={instance}")])]);
-        let opts = ListContainersOptionsBuilder::new()
-            .all(true)
-            .filters(&filters)
-            .build();
-        docker
-            .list_containers(Some(opts))
-            .await
-            .unwrap()
-            .into_iter()
-            .flat_map(|c| c.names.unwrap_or_default())
-            .collect()
-    }
 
     async fn subject(rt: DockerRuntime, tier: Isolation) -> Subject {
         let instance = format!(
@@ -386,7 +365,10 @@ mod docker {
             engine,
             tier,
             provider: "docker",
-            sandboxes: Box::new(move || Box::pin(containers_of(instance.clone()))),
+            sandboxes: Box::new(move || {
+                let instance = instance.clone();
+                Box::pin(async move { support::containers_of(&instance).await })
+            }),
             start_wait: Duration::from_millis(2500),
         }
     }

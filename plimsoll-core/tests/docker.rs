@@ -4,12 +4,12 @@
 #![cfg(feature = "docker")]
 #![expect(clippy::unwrap_used, reason = "integration tests fail loudly")]
 
+mod support;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bollard::Docker;
-use bollard::query_parameters::ListContainersOptionsBuilder;
 use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, ProviderKind};
 use plimsoll_core::engine::{Caller, Engine};
 use plimsoll_core::provider::Provider;
@@ -21,11 +21,6 @@ use plimsoll_core::{ErrorCode, Isolation, Refusal, verify};
 use tokio_util::sync::CancellationToken;
 
 const RUNTIMES: [DockerRuntime; 2] = [DockerRuntime::Runc, DockerRuntime::Runsc];
-
-fn docker() -> Docker {
-    Docker::connect_with_unix("/var/run/docker.sock", 60, bollard::API_DEFAULT_VERSION)
-        .expect("docker is required for these tests: /var/run/docker.sock")
-}
 
 fn seccomp_profile() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../images/seccomp.json")
@@ -125,38 +120,6 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// Names of containers labelled with `instance`, running or not.
-async fn containers_of(instance: &str) -> Vec<String> {
-    let filters = HashMap::from([("label", vec![format!("io.plimsoll.instance={instance}")])]);
-    let opts = ListContainersOptionsBuilder::new()
-        .all(true)
-        .filters(&filters)
-        .build();
-    docker()
-        .list_containers(Some(opts))
-        .await
-        .unwrap()
-        .into_iter()
-        .flat_map(|c| c.names.unwrap_or_default())
-        .collect()
-}
-
-/// Waits (up to 20 s) until no container of `instance` is left.
-async fn assert_none_left(instance: &str) {
-    let t = Instant::now();
-    loop {
-        let left = containers_of(instance).await;
-        if left.is_empty() {
-            return;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "containers left behind for {instance}: {left:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snippets_run_in_the_image_with_nothing_of_the_host() {
     for rt in RUNTIMES {
@@ -197,7 +160,7 @@ async fn snippets_run_in_the_image_with_nothing_of_the_host() {
             "HOME,HOSTNAME,LANG,NODE_DISABLE_COLORS,PATH 61000 /tmp\n"
         );
 
-        assert_none_left(&config.instance).await;
+        support::assert_none_left(&config.instance).await;
     }
 }
 
@@ -314,7 +277,7 @@ async fn projects_run_node_and_python_steps_and_collect_artifacts() {
         assert_eq!(r.artifacts.len(), 1);
         assert_eq!(r.artifacts[0].content.len(), 5_000_000);
         assert!(r.artifacts_truncated);
-        assert_none_left(&config.instance).await;
+        support::assert_none_left(&config.instance).await;
     }
 }
 
@@ -326,10 +289,10 @@ async fn wait_running(instance: &str) -> String {
             ("label", vec![format!("io.plimsoll.instance={instance}")]),
             ("status", vec!["running".to_string()]),
         ]);
-        let opts = ListContainersOptionsBuilder::new()
+        let opts = bollard::query_parameters::ListContainersOptionsBuilder::new()
             .filters(&filters)
             .build();
-        let list = docker().list_containers(Some(opts)).await.unwrap();
+        let list = support::docker().list_containers(Some(opts)).await.unwrap();
         if let Some(name) = list
             .into_iter()
             .filter(|c| {
@@ -387,7 +350,10 @@ async fn docker_inspect_of_a_running_run_shows_every_lockdown_setting() {
                     .await
             });
             let name = wait_running(&config.instance).await;
-            let i = docker().inspect_container(&name, None).await.unwrap();
+            let i = support::docker()
+                .inspect_container(&name, None)
+                .await
+                .unwrap();
             let c = i.config.clone().unwrap();
             let h = i.host_config.clone().unwrap();
             assert!(name.starts_with("plimsoll-") && name.len() == 25, "{name}");
@@ -510,7 +476,7 @@ async fn docker_inspect_of_a_running_run_shows_every_lockdown_setting() {
                 other => panic!("{other:?}"),
             }
         }
-        assert_none_left(&config.instance).await;
+        support::assert_none_left(&config.instance).await;
     }
 }
 
@@ -587,7 +553,7 @@ async fn startup_refuses_bad_images_runtimes_and_remote_daemons() {
             assert!(e.message.contains("remote docker daemon"), "{e}");
         }
         assert!(
-            containers_of(&config(rt, "refuse").instance)
+            support::containers_of(&config(rt, "refuse").instance)
                 .await
                 .is_empty()
         );
@@ -671,7 +637,7 @@ async fn a_repointed_tag_makes_the_daemon_unready_and_refuses_runs() {
         engine.ready().await.unwrap();
         run(&engine, js("console.log(1)")).await;
         docker_cli(&["image", "rm", &tag]);
-        assert_none_left(&c.instance).await;
+        support::assert_none_left(&c.instance).await;
     }
 }
 
@@ -703,7 +669,7 @@ async fn a_vanished_image_is_an_infrastructure_error_not_a_result() {
             .unwrap_err();
         assert_eq!(e.code(), ErrorCode::Infrastructure, "{e}");
         assert!(e.message().contains("not present"), "{e}");
-        assert_none_left(&c.instance).await;
+        support::assert_none_left(&c.instance).await;
     }
 }
 
@@ -1033,7 +999,7 @@ async fn hostile_code_is_contained_and_the_engine_keeps_serving() {
         // Still serving, and nothing left behind.
         let r = run_js(&engine, "console.log(6*7)").await;
         assert_eq!(r.stdout, b"42\n");
-        assert_none_left(&config.instance).await;
+        support::assert_none_left(&config.instance).await;
     }
 }
 
@@ -1055,7 +1021,10 @@ async fn cancellation_and_a_dropped_run_remove_the_container() {
             let e = task.await.unwrap().unwrap_err();
             assert_eq!(e.code(), ErrorCode::Cancelled, "{e}");
             assert!(
-                docker().inspect_container(&name, None).await.is_err(),
+                support::docker()
+                    .inspect_container(&name, None)
+                    .await
+                    .is_err(),
                 "{name} outlived its cancelled run"
             );
             // Dropped mid-run, as when a client disconnects.
@@ -1067,8 +1036,13 @@ async fn cancellation_and_a_dropped_run_remove_the_container() {
             let name = wait_running(&config.instance).await;
             task.abort();
             assert!(task.await.unwrap_err().is_cancelled());
-            assert_none_left(&config.instance).await;
-            assert!(docker().inspect_container(&name, None).await.is_err());
+            support::assert_none_left(&config.instance).await;
+            assert!(
+                support::docker()
+                    .inspect_container(&name, None)
+                    .await
+                    .is_err()
+            );
             assert_eq!(provider.live_containers(), 0);
         }
     }
@@ -1094,8 +1068,14 @@ async fn plain_container(rt: DockerRuntime, instance: &str, expires: u64) -> Str
     let opts = bollard::query_parameters::CreateContainerOptionsBuilder::new()
         .name(&name)
         .build();
-    docker().create_container(Some(opts), body).await.unwrap();
-    docker().start_container(&name, None).await.unwrap();
+    support::docker()
+        .create_container(Some(opts), body)
+        .await
+        .unwrap();
+    support::docker()
+        .start_container(&name, None)
+        .await
+        .unwrap();
     name
 }
 
@@ -1114,7 +1094,8 @@ async fn reconcile_removes_own_leftovers_at_once_and_others_after_expiry() {
         let grace = plain_container(rt, &foreign, now - 200).await;
         let fresh = plain_container(rt, &foreign, now + 600).await;
         assert!(provider.reconcile_orphans().await.unwrap() >= 2);
-        let exists = |n: String| async move { docker().inspect_container(&n, None).await.is_ok() };
+        let exists =
+            |n: String| async move { support::docker().inspect_container(&n, None).await.is_ok() };
         assert!(!exists(mine).await, "this instance's leftover stays");
         assert!(
             !exists(stale).await,
@@ -1129,7 +1110,7 @@ async fn reconcile_removes_own_leftovers_at_once_and_others_after_expiry() {
             "removed an unexpired foreign container"
         );
         for n in [grace, fresh] {
-            docker()
+            support::docker()
                 .remove_container(
                     &n,
                     Some(
@@ -1213,7 +1194,7 @@ async fn docker_vanishing_mid_run_is_an_infrastructure_error() {
                 .reconcile_orphans()
                 .await
                 .unwrap();
-            assert_none_left(&config.instance).await;
+            support::assert_none_left(&config.instance).await;
         }
     }
 }

@@ -4,12 +4,11 @@
 #![cfg(feature = "docker")]
 #![expect(clippy::unwrap_used, reason = "integration tests fail loudly")]
 
-use std::collections::HashMap;
+mod support;
+
 use std::sync::Arc;
 use std::time::Instant;
 
-use bollard::Docker;
-use bollard::query_parameters::ListContainersOptionsBuilder;
 use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, ProviderKind};
 use plimsoll_core::engine::{Caller, Engine};
 use plimsoll_core::error::SessionEnd;
@@ -26,12 +25,6 @@ use plimsoll_core::{Error, ErrorCode};
 use tokio_util::sync::CancellationToken;
 
 const RUNTIMES: [DockerRuntime; 2] = [DockerRuntime::Runc, DockerRuntime::Runsc];
-const LABEL_SESSION: &str = "io.plimsoll.session";
-
-fn docker() -> Docker {
-    Docker::connect_with_unix("/var/run/docker.sock", 60, bollard::API_DEFAULT_VERSION)
-        .expect("docker is required for these tests: /var/run/docker.sock")
-}
 
 fn config(rt: DockerRuntime) -> Config {
     let docker = DockerSettings {
@@ -226,23 +219,6 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-async fn containers_of(fingerprint: &str) -> Vec<String> {
-    let opts = ListContainersOptionsBuilder::new()
-        .all(true)
-        .filters(&HashMap::from([(
-            "label",
-            vec![format!("{LABEL_SESSION}={fingerprint}")],
-        )]))
-        .build();
-    docker()
-        .list_containers(Some(opts))
-        .await
-        .unwrap()
-        .into_iter()
-        .filter_map(|c| c.id)
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_keep_their_promises_under_runc_and_runsc() {
     for rt in RUNTIMES {
@@ -273,7 +249,11 @@ async fn sessions_keep_their_promises_under_runc_and_runsc() {
         // A chain: snippet, project, cell with files, cell using earlier state.
         let mut s = Session::open(&engine, &[]).await;
         let fp = s.fingerprint();
-        assert_eq!(containers_of(&fp).await.len(), 1, "[{name}] one container");
+        assert_eq!(
+            support::session_containers(&fp).await.len(),
+            1,
+            "[{name}] one container"
+        );
         let j = s.js("console.log(6 * 7)").await;
         assert_eq!(
             (j.exit_code, text(&j.stdout)),
@@ -375,15 +355,15 @@ console.log(n);"#,
         // Files survive a pause and unpause (once the last call's cleanup,
         // which runs after its answer, is surely done).
         tokio::time::sleep(std::time::Duration::from_secs(3)).await;
-        let id = containers_of(&fp).await.pop().unwrap();
-        docker().pause_container(&id).await.unwrap();
-        docker().unpause_container(&id).await.unwrap();
+        let id = support::session_containers(&fp).await.pop().unwrap();
+        support::docker().pause_container(&id).await.unwrap();
+        support::docker().unpause_container(&id).await.unwrap();
         let p = s.project(&["cat kept.txt"], &[]).await;
         assert_eq!(text(&p.steps[0].stdout), "hello", "[{name}] after pause");
 
         s.close().await;
         assert!(
-            containers_of(&fp).await.is_empty(),
+            support::session_containers(&fp).await.is_empty(),
             "[{name}] removed at close"
         );
 
@@ -395,8 +375,8 @@ console.log(n);"#,
             c.interpreter_started,
             "[{name}] started at open from the hint, and fresh to its first cell"
         );
-        let id = containers_of(&fp).await.pop().unwrap();
-        let tampered = docker()
+        let id = support::session_containers(&fp).await.pop().unwrap();
+        let tampered = support::docker()
             .update_container(
                 &id,
                 bollard::models::ContainerUpdateBody {
@@ -418,7 +398,7 @@ console.log(n);"#,
                 let c = s.cell("python", "2", &[], 20_000).await;
                 assert_eq!(text(&c.stdout), "2\n", "[{name}] unchanged session goes on");
                 tokio::time::sleep(std::time::Duration::from_secs(2)).await;
-                docker()
+                support::docker()
                     .kill_container(&id, None::<bollard::query_parameters::KillContainerOptions>)
                     .await
                     .unwrap();
@@ -437,13 +417,13 @@ console.log(n);"#,
         assert_eq!(err.code(), ErrorCode::SessionEnded, "[{name}]");
         assert_eq!(err.session_end().unwrap().reason, expected);
         for _ in 0..50 {
-            if containers_of(&fp).await.is_empty() {
+            if support::session_containers(&fp).await.is_empty() {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
         assert!(
-            containers_of(&fp).await.is_empty(),
+            support::session_containers(&fp).await.is_empty(),
             "[{name}] removed when ended"
         );
         eprintln!("[{name}] done in {:?}", t.elapsed());
@@ -468,7 +448,7 @@ async fn a_warm_pool_hands_each_member_to_one_session_and_refills() {
         config.sessions.pool = 1;
         let (engine, provider) = start_with(config).await;
         wait_pool(&provider, 1).await;
-        let pooled = containers_of("pool").await.len();
+        let pooled = support::session_containers("pool").await.len();
         let t = Instant::now();
         let mut s = Session::open(&engine, &["python"]).await;
         let c = s.cell("python", "x = 41\nx + 1", &[], 20_000).await;
@@ -491,16 +471,20 @@ async fn a_warm_pool_hands_each_member_to_one_session_and_refills() {
         s.close().await;
         // The member used by the session is gone; the new one waits.
         for _ in 0..50 {
-            if containers_of("pool").await.len() == pooled {
+            if support::session_containers("pool").await.len() == pooled {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
-        assert_eq!(containers_of("pool").await.len(), pooled, "[{name}]");
+        assert_eq!(
+            support::session_containers("pool").await.len(),
+            pooled,
+            "[{name}]"
+        );
         // Shutdown takes the waiting member along: nothing is left behind.
         engine.shutdown().await;
         assert_eq!(
-            containers_of("pool").await.len(),
+            support::session_containers("pool").await.len(),
             pooled - 1,
             "[{name}] the pool's member outlived shutdown"
         );

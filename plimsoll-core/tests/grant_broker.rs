@@ -5,71 +5,15 @@
     reason = "a test helper that cannot do its job should fail the test loudly"
 )]
 
-use std::sync::{Arc, Mutex};
+mod support;
+
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full};
-use hyper::body::Bytes;
 use plimsoll_core::grant::socket::{Access, HostSocket};
 use plimsoll_core::grant::{Grants, GuestCall, profile};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-#[derive(Debug, Clone)]
-struct Seen {
-    method: String,
-    target: String,
-    auth: String,
-    body: Vec<u8>,
-}
-
-/// A real HTTP API: records every request; `/v1/echo-auth` echoes the credential back.
-async fn api() -> (String, Arc<Mutex<Vec<Seen>>>) {
-    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let log = seen.clone();
-    tokio::spawn(async move {
-        loop {
-            let (s, _) = listener.accept().await.unwrap();
-            let log = log.clone();
-            tokio::spawn(async move {
-                let svc = hyper::service::service_fn(
-                    move |req: hyper::Request<hyper::body::Incoming>| {
-                        let log = log.clone();
-                        async move {
-                            let method = req.method().to_string();
-                            let target = req.uri().to_string();
-                            let auth = req
-                                .headers()
-                                .get("authorization")
-                                .map(|v| v.to_str().unwrap().to_owned())
-                                .unwrap_or_default();
-                            let body = req.into_body().collect().await.unwrap().to_bytes().to_vec();
-                            log.lock().unwrap().push(Seen {
-                                method,
-                                target: target.clone(),
-                                auth: auth.clone(),
-                                body,
-                            });
-                            let answer = if target == "/v1/echo-auth" {
-                                auth
-                            } else {
-                                format!("{{\"ok\":true,\"target\":{target:?}}}")
-                            };
-                            Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
-                                Bytes::from(answer),
-                            )))
-                        }
-                    },
-                );
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(s), svc)
-                    .await;
-            });
-        }
-    });
-    (format!("http://{addr}"), seen)
-}
+use support::api;
 
 const STATIC_TOKEN: &str = "static-upstream-credential-0123456789";
 const JWT_SECRET: &str = "jwt-signing-secret-0123456789-abcdefghij";

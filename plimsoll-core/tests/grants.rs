@@ -9,10 +9,10 @@
     reason = "a test helper that cannot do its job should fail the test loudly"
 )]
 
-use std::sync::{Arc, Mutex};
+mod support;
 
-use http_body_util::{BodyExt, Full};
-use hyper::body::Bytes;
+use std::sync::Arc;
+
 use plimsoll_core::config::{Config, ProviderKind};
 use plimsoll_core::grant::{Grants, profile};
 use plimsoll_core::request::JavaScriptRun;
@@ -20,61 +20,7 @@ use plimsoll_core::result::JavaScriptResult;
 use plimsoll_core::{Caller, Engine, Output, Payload, Request};
 use tokio_util::sync::CancellationToken;
 
-#[derive(Debug, Clone)]
-struct Seen {
-    method: String,
-    target: String,
-    auth: String,
-    body: Vec<u8>,
-}
-
-/// A real HTTP API: records every request and answers with its target.
-async fn api() -> (String, Arc<Mutex<Vec<Seen>>>) {
-    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let log = seen.clone();
-    tokio::spawn(async move {
-        loop {
-            let (s, _) = listener.accept().await.unwrap();
-            let log = log.clone();
-            tokio::spawn(async move {
-                let svc = hyper::service::service_fn(
-                    move |req: hyper::Request<hyper::body::Incoming>| {
-                        let log = log.clone();
-                        async move {
-                            let method = req.method().to_string();
-                            let target = req.uri().to_string();
-                            let auth = req
-                                .headers()
-                                .get("authorization")
-                                .map(|v| v.to_str().unwrap().to_owned())
-                                .unwrap_or_default();
-                            let body = req.into_body().collect().await.unwrap().to_bytes().to_vec();
-                            log.lock().unwrap().push(Seen {
-                                method,
-                                target: target.clone(),
-                                auth,
-                                body,
-                            });
-                            if target == "/v1/items/slow" {
-                                tokio::time::sleep(std::time::Duration::from_secs(20)).await;
-                            }
-                            let answer = format!("{{\"ok\":true,\"target\":{target:?}}}");
-                            Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
-                                Bytes::from(answer),
-                            )))
-                        }
-                    },
-                );
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(s), svc)
-                    .await;
-            });
-        }
-    });
-    (format!("http://{addr}"), seen)
-}
+use support::api;
 
 const STATIC_TOKEN: &str = "static-upstream-credential-0123456789";
 const JWT_SECRET: &str = "jwt-signing-secret-0123456789-abcdefghij";

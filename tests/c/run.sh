@@ -43,6 +43,18 @@ if command -v clang >/dev/null; then
   clang "${CFLAGS[@]}" -fsyntax-only tests/c/test_plimsoll.c
 fi
 
+# The shared verification vectors, one case a line for the C suite.
+python3 - "$ROOT/tests/vectors/verify.json" >"$OUT/vectors.tsv" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+dumps = lambda o: json.dumps(o, separators=(",", ":"))
+for c in v["single"]:
+    print("\t".join([c["expect"], c["name"], dumps(c["request"]), dumps(c["response"])]))
+for c in v["unreadable"]:
+    print("\t".join([c["expect"], c["name"], c["requestText"], c["responseText"]]))
+PY
+export PLIMSOLL_VECTORS_TSV=$OUT/vectors.tsv
+
 # Daemons for the remote tests: the disabled provider and the wasm provider.
 # shellcheck source=tests/daemon.sh
 . tests/daemon.sh

@@ -7,10 +7,16 @@
  *                                          provider and its bearer token
  *   PLIMSOLL_TEST_WASM_URL                  one with the wasm provider (same token);
  *                                          remote tests are skipped when unset
+ *   PLIMSOLL_VECTORS_TSV                    the shared verification vectors
+ *                                          (tests/vectors/verify.json, one case a
+ *                                          line: expect, name, request, response,
+ *                                          tab-separated); required
  *   PLIMSOLL_TEST_WASM=1                    an embedded wasm engine must start;
  *                     =0                    skip it (valgrind cannot map wasmtime's
  *                                          memory pool); unset: skip if unavailable
  */
+#define _POSIX_C_SOURCE 200809L /* getline */
+
 #include "plimsoll.h"
 #include "plimsoll.h" /* twice: the include guard must hold */
 
@@ -613,6 +619,47 @@ static void test_remote(const char *url, const char *token) {
   plimsoll_request_free(r);
 }
 
+/* The shared verification vectors, replayed by the Python, Node and Go suites
+ * too: each case verifies or fails with the same code in every language. */
+static void test_shared_vectors(const char *path) {
+  CHECK(path != NULL && *path != '\0');
+  if (path == NULL || *path == '\0') {
+    fprintf(stderr, "FAIL: PLIMSOLL_VECTORS_TSV is unset (tests/c/run.sh sets it)\n");
+    return;
+  }
+  FILE *f = fopen(path, "r");
+  CHECK(f != NULL);
+  if (f == NULL) {
+    return;
+  }
+  char *line = NULL;
+  size_t cap = 0;
+  int cases = 0;
+  while (getline(&line, &cap, f) > 0) {
+    line[strcspn(line, "\n")] = '\0';
+    char *expect = strtok(line, "\t");
+    char *name = strtok(NULL, "\t");
+    char *request = strtok(NULL, "\t");
+    char *response = strtok(NULL, "\t");
+    CHECK(expect != NULL && name != NULL && request != NULL && response != NULL);
+    if (response == NULL) {
+      continue;
+    }
+    plimsoll_status st = plimsoll_verify_record(request, response, NULL);
+    const char *got = st == PLIMSOLL_STATUS_OK ? "ok" : plimsoll_status_name(st);
+    if (streq(got, expect)) {
+      passed++;
+    } else {
+      failed++;
+      fprintf(stderr, "FAIL vector %s: got %s, want %s\n", name, got, expect);
+    }
+    cases++;
+  }
+  free(line);
+  fclose(f);
+  CHECK(cases >= 10);
+}
+
 int main(void) {
   const char *url = getenv("PLIMSOLL_TEST_URL");
   const char *wasm_url = getenv("PLIMSOLL_TEST_WASM_URL");
@@ -626,6 +673,7 @@ int main(void) {
   test_disabled_engine();
   test_threads_disabled();
   test_verify_inputs();
+  test_shared_vectors(getenv("PLIMSOLL_VECTORS_TSV"));
   if (wasm != NULL && strcmp(wasm, "0") == 0) {
     fprintf(stderr, "SKIP embedded wasm: PLIMSOLL_TEST_WASM=0\n");
   } else {

@@ -2,6 +2,7 @@ package plimsoll
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"runtime"
@@ -471,5 +472,59 @@ func TestSessions(t *testing.T) {
 	}
 	if _, err := s.Run(context.Background(), &Request{JavaScript: "1"}); !errors.Is(err, ErrClosed) {
 		t.Errorf("run after close: %v", err)
+	}
+}
+
+// The shared verification vectors (tests/vectors/verify.json, replayed by the
+// Python, Node and C suites too): every single run verifies or fails with the
+// same code as in those languages, and so do the unreadable kept bytes.
+func TestSharedVectorsGiveTheSameOutcome(t *testing.T) {
+	path := os.Getenv("PLIMSOLL_VECTORS")
+	if path == "" {
+		t.Fatal("PLIMSOLL_VECTORS is not set (tests/go/run.sh sets it)")
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Single []struct {
+			Name     string          `json:"name"`
+			Request  json.RawMessage `json:"request"`
+			Response json.RawMessage `json:"response"`
+			Expect   string          `json:"expect"`
+		} `json:"single"`
+		Unreadable []struct {
+			Name         string `json:"name"`
+			RequestText  string `json:"requestText"`
+			ResponseText string `json:"responseText"`
+			Expect       string `json:"expect"`
+		} `json:"unreadable"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Single) == 0 || len(v.Unreadable) == 0 {
+		t.Fatalf("no vectors read from %s", path)
+	}
+	outcome := func(err error) string {
+		if err == nil {
+			return "ok"
+		}
+		var pe *Error
+		if !errors.As(err, &pe) {
+			return "not a plimsoll error: " + err.Error()
+		}
+		return pe.Code().String()
+	}
+	for _, c := range v.Single {
+		if got := outcome(VerifyRecord(string(c.Request), string(c.Response))); got != c.Expect {
+			t.Errorf("%s: got %s, want %s", c.Name, got, c.Expect)
+		}
+	}
+	for _, c := range v.Unreadable {
+		if got := outcome(VerifyRecord(c.RequestText, c.ResponseText)); got != c.Expect {
+			t.Errorf("%s: got %s, want %s", c.Name, got, c.Expect)
+		}
 	}
 }

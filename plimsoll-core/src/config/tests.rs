@@ -1,0 +1,172 @@
+use super::*;
+use std::collections::HashMap;
+
+fn load(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    let map: HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let get = move |k: &str| {
+        assert!(
+            VARIABLES.iter().any(|v| v.name == k),
+            "{k} is read but not listed in VARIABLES"
+        );
+        map.get(k).cloned()
+    };
+    Config::from_env(&Env::new(&get))
+}
+
+#[test]
+fn defaults_to_disabled() {
+    let c = load(&[]).unwrap();
+    assert_eq!(c.provider, ProviderKind::Disabled);
+    assert!(valid_instance(&c.instance));
+    assert_eq!(
+        load(&[("SANDBOX_PROVIDER", " Disabled ")])
+            .unwrap()
+            .provider,
+        ProviderKind::Disabled
+    );
+}
+
+#[test]
+fn strict_errors_name_the_variable() {
+    assert_eq!(
+        load(&[("SANDBOX_PROVIDER", "magic")]).unwrap_err().variable,
+        "SANDBOX_PROVIDER"
+    );
+    assert_eq!(
+        load(&[("SANDBOX_MIN_ISOLATION", "none")])
+            .unwrap_err()
+            .variable,
+        "SANDBOX_MIN_ISOLATION"
+    );
+    assert_eq!(
+        load(&[("SANDBOX_PROVIDER", "wasm"), ("SANDBOX_MEMORY_MB", "-1")])
+            .unwrap_err()
+            .variable,
+        "SANDBOX_MEMORY_MB"
+    );
+    assert_eq!(
+        load(&[("SANDBOX_PROVIDER", "wasm"), ("SANDBOX_CPUS", "NaN")])
+            .unwrap_err()
+            .variable,
+        "SANDBOX_CPUS"
+    );
+    assert_eq!(
+        load(&[("SANDBOX_PIDS", "64")]).unwrap_err().variable,
+        "SANDBOX_PIDS"
+    );
+    assert_eq!(
+        load(&[("PLIMSOLL_INSTANCE", "Bad")]).unwrap_err().variable,
+        "PLIMSOLL_INSTANCE"
+    );
+    let get = |k: &str| (k == "X").then(|| "yes".to_string());
+    assert!(Env::new(&get).bool("X").is_err());
+}
+
+#[test]
+fn docker_settings_are_strict() {
+    let docker = |extra: &[(&str, &str)]| {
+        let mut pairs = vec![("SANDBOX_PROVIDER", "docker")];
+        pairs.extend_from_slice(extra);
+        load(&pairs)
+    };
+    let c = docker(&[]).unwrap();
+    assert_eq!(c.docker, DockerSettings::default());
+    let e = DockerEnvelope::from_settings(&c.resources, c.docker.runtime).unwrap();
+    assert_eq!(
+        (e.memory_mb, e.pids, e.work_mb, e.disk_mb()),
+        (256, 256, 128, 160)
+    );
+    assert_eq!(e.cpus, 1.0);
+
+    let c = docker(&[
+        ("SANDBOX_DOCKER_RUNTIME", "runsc"),
+        ("SANDBOX_DOCKER_IMAGE", "local/snippet@sha256:abc"),
+        ("SANDBOX_GUEST_UID", "1000"),
+        ("SANDBOX_DISK_MB", "100"),
+    ])
+    .unwrap();
+    assert_eq!(c.docker.runtime, DockerRuntime::Runsc);
+    assert_eq!(c.docker.runtime_name, "runsc");
+    assert_eq!(c.docker.image, "local/snippet@sha256:abc");
+    assert_eq!(c.docker.guest_uid, 1000);
+    let e = DockerEnvelope::from_settings(&c.resources, c.docker.runtime).unwrap();
+    assert_eq!(e.work_mb, 68);
+
+    let c = docker(&[("SANDBOX_DOCKER_SECCOMP", "images/seccomp.json")]).unwrap();
+    assert_eq!(
+        c.docker.seccomp,
+        SeccompSetting::Profile("images/seccomp.json".into())
+    );
+    // The shipped profile is the default; weaker ones are asked for by name,
+    // under either runtime.
+    assert_eq!(c.docker.seccomp.name(), "file");
+    assert_eq!(DockerSettings::default().seccomp, SeccompSetting::Shipped);
+    for (v, want) in [
+        ("plimsoll", SeccompSetting::Shipped),
+        ("docker-default", SeccompSetting::DockerDefault),
+        ("unconfined", SeccompSetting::Unconfined),
+    ] {
+        for rt in ["runc", "runsc"] {
+            let c = docker(&[
+                ("SANDBOX_DOCKER_SECCOMP", v),
+                ("SANDBOX_DOCKER_RUNTIME", rt),
+            ])
+            .unwrap();
+            assert_eq!(c.docker.seccomp, want);
+            assert_eq!(c.docker.seccomp.name(), v);
+        }
+    }
+
+    for (pairs, var) in [
+        (
+            vec![("SANDBOX_DOCKER_RUNTIME", "kata")],
+            "SANDBOX_DOCKER_RUNTIME",
+        ),
+        (
+            vec![("SANDBOX_DOCKER_IMAGE", "bad image")],
+            "SANDBOX_DOCKER_IMAGE",
+        ),
+        (
+            vec![("SANDBOX_DOCKER_PROJECT_IMAGE", "-x")],
+            "SANDBOX_DOCKER_PROJECT_IMAGE",
+        ),
+        (
+            vec![("SANDBOX_DOCKER_SECCOMP", "strict")],
+            "SANDBOX_DOCKER_SECCOMP",
+        ),
+        (vec![("SANDBOX_GUEST_UID", "0")], "SANDBOX_GUEST_UID"),
+        (vec![("SANDBOX_GUEST_UID", "60001")], "SANDBOX_GUEST_UID"),
+        (vec![("SANDBOX_GUEST_UID", "61183")], "SANDBOX_GUEST_UID"),
+        (vec![("SANDBOX_GUEST_UID", "x")], "SANDBOX_GUEST_UID"),
+        (vec![("SANDBOX_DISK_MB", "32")], "SANDBOX_DISK_MB"),
+        (vec![("SANDBOX_MEMORY_MB", "4")], "SANDBOX_MEMORY_MB"),
+        (vec![("SANDBOX_CPUS", "0")], "SANDBOX_CPUS"),
+        (vec![("SANDBOX_PIDS", "8")], "SANDBOX_PIDS"),
+        (
+            vec![("SANDBOX_DOCKER_RUNTIME", "runsc"), ("SANDBOX_PIDS", "64")],
+            "SANDBOX_PIDS",
+        ),
+    ] {
+        assert_eq!(docker(&pairs).unwrap_err().variable, var, "{pairs:?}");
+    }
+    // Docker variables for another provider are refused, not ignored.
+    assert_eq!(
+        load(&[("SANDBOX_DOCKER_RUNTIME", "runsc")])
+            .unwrap_err()
+            .variable,
+        "SANDBOX_DOCKER_RUNTIME"
+    );
+    // DOCKER_HOST is an operator's ordinary setting; only docker reads it.
+    assert!(load(&[("DOCKER_HOST", "tcp://x:2375")]).is_ok());
+    assert_eq!(
+        docker(&[("DOCKER_HOST", "tcp://x:2375")])
+            .unwrap()
+            .docker
+            .docker_host
+            .as_deref(),
+        Some("tcp://x:2375")
+    );
+}

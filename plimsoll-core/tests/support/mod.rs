@@ -1,0 +1,131 @@
+//! Test support shared by the core's integration tests (each test binary
+//! compiles it with `mod support;` and uses what it needs).
+//!
+//! - [`api`]: a real HTTP API on loopback behind the grant broker;
+//! - [`containers_of`] and [`assert_none_left`]: what a docker engine left.
+#![allow(dead_code, reason = "each test binary uses a part")]
+#![allow(clippy::unwrap_used, reason = "test support fails loudly")]
+
+use std::sync::{Arc, Mutex};
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+
+/// One request the API saw.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub method: String,
+    pub target: String,
+    pub auth: String,
+    pub body: Vec<u8>,
+}
+
+/// A real HTTP API on loopback: records every request; `/v1/echo-auth`
+/// echoes the credential back, `/v1/items/slow` answers after 20 s, and every
+/// other target answers `{"ok":true,"target":…}`.
+pub async fn api() -> (String, Arc<Mutex<Vec<Seen>>>) {
+    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let log = seen.clone();
+    tokio::spawn(async move {
+        loop {
+            let (s, _) = listener.accept().await.unwrap();
+            let log = log.clone();
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(
+                    move |req: hyper::Request<hyper::body::Incoming>| {
+                        let log = log.clone();
+                        async move {
+                            let method = req.method().to_string();
+                            let target = req.uri().to_string();
+                            let auth = req
+                                .headers()
+                                .get("authorization")
+                                .map(|v| v.to_str().unwrap().to_owned())
+                                .unwrap_or_default();
+                            let body = req.into_body().collect().await.unwrap().to_bytes().to_vec();
+                            log.lock().unwrap().push(Seen {
+                                method,
+                                target: target.clone(),
+                                auth: auth.clone(),
+                                body,
+                            });
+                            if target == "/v1/items/slow" {
+                                tokio::time::sleep(std::time::Duration::from_secs(20)).await;
+                            }
+                            let answer = if target == "/v1/echo-auth" {
+                                auth
+                            } else {
+                                format!("{{\"ok\":true,\"target\":{target:?}}}")
+                            };
+                            Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
+                                Bytes::from(answer),
+                            )))
+                        }
+                    },
+                );
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(s), svc)
+                    .await;
+            });
+        }
+    });
+    (format!("http://{addr}"), seen)
+}
+
+/// The local docker daemon (these tests fail, never skip, without it).
+#[cfg(feature = "docker")]
+pub fn docker() -> bollard::Docker {
+    bollard::Docker::connect_with_unix("/var/run/docker.sock", 60, bollard::API_DEFAULT_VERSION)
+        .expect("docker is required for these tests: /var/run/docker.sock")
+}
+
+/// The containers carrying `label=value`, running or not.
+#[cfg(feature = "docker")]
+pub async fn labelled(label: &str, value: &str) -> Vec<bollard::models::ContainerSummary> {
+    let filters = std::collections::HashMap::from([("label", vec![format!("{label}={value}")])]);
+    let opts = bollard::query_parameters::ListContainersOptionsBuilder::new()
+        .all(true)
+        .filters(&filters)
+        .build();
+    docker().list_containers(Some(opts)).await.unwrap()
+}
+
+/// Names of the containers of the plimsoll instance `instance`.
+#[cfg(feature = "docker")]
+pub async fn containers_of(instance: &str) -> Vec<String> {
+    labelled("io.plimsoll.instance", instance)
+        .await
+        .into_iter()
+        .flat_map(|c| c.names.unwrap_or_default())
+        .collect()
+}
+
+/// Ids of the containers of the session with `fingerprint` (`pool` for the
+/// warm pool's).
+#[cfg(feature = "docker")]
+pub async fn session_containers(fingerprint: &str) -> Vec<String> {
+    labelled("io.plimsoll.session", fingerprint)
+        .await
+        .into_iter()
+        .filter_map(|c| c.id)
+        .collect()
+}
+
+/// Waits (up to 20 s) until no container of `instance` is left.
+#[cfg(feature = "docker")]
+pub async fn assert_none_left(instance: &str) {
+    let t = std::time::Instant::now();
+    loop {
+        let left = containers_of(instance).await;
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "containers left behind for {instance}: {left:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
