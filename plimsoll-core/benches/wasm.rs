@@ -19,7 +19,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use plimsoll_core::admission::Limits;
-use plimsoll_core::config::{Config, ProviderKind};
+use plimsoll_core::config::{Config, WasmSettings};
+use plimsoll_core::provider::Chosen;
 use plimsoll_core::request::JavaScriptRun;
 use plimsoll_core::{Caller, Engine, Output, Payload, Request};
 use tokio_util::sync::CancellationToken;
@@ -85,7 +86,7 @@ fn main() {
     rt.block_on(async {
         let defaults = Config::default();
         let config = Config {
-            provider: ProviderKind::Wasm,
+            provider: Chosen::new(WasmSettings),
             instance: "plimsoll:bench".into(),
             admission: Limits {
                 rate_per_min: 0,

@@ -20,12 +20,11 @@
 //! would refuse the 31st run).
 
 use std::process::{Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, ProviderKind, SeccompSetting};
+use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, SeccompSetting};
 use plimsoll_core::engine::{Caller, Engine};
-use plimsoll_core::provider::docker::DockerProvider;
+use plimsoll_core::provider::Chosen;
 use plimsoll_core::request::{JavaScriptRun, Payload, ProjectFile, ProjectRun, Request};
 use plimsoll_core::result::Output;
 use tokio_util::sync::CancellationToken;
@@ -135,9 +134,8 @@ async fn engine(rt: DockerRuntime, seccomp: &str) -> Engine {
         docker.seccomp = SeccompSetting::Profile(seccomp.into());
     }
     let config = Config {
-        provider: ProviderKind::Docker,
         instance: format!("plimsoll-bench:{}", hex::encode(rand::random::<[u8; 4]>())),
-        docker,
+        provider: Chosen::new(docker),
         ..Config::default()
     };
     let config = Config {
@@ -147,10 +145,7 @@ async fn engine(rt: DockerRuntime, seccomp: &str) -> Engine {
         },
         ..config
     };
-    let provider = Arc::new(DockerProvider::new(&config).expect("config"));
-    Engine::with_provider(provider, &config)
-        .await
-        .expect("start")
+    Engine::start(&config).await.expect("start")
 }
 
 async fn through_engine(engine: &Engine, request: &Request) -> Duration {

@@ -13,8 +13,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, ProviderKind, SeccompSetting};
+use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, SeccompSetting};
 use plimsoll_core::engine::{Caller, Engine};
+use plimsoll_core::provider::Chosen;
 use plimsoll_core::provider::docker::DockerProvider;
 use plimsoll_core::request::{CellRun, Envelope, JavaScriptRun, PROTOCOL, Payload, Request};
 use plimsoll_core::session::SessionSettings;
@@ -85,9 +86,8 @@ async fn main() {
             );
         }
         let config = Config {
-            provider: ProviderKind::Docker,
             instance: format!("plimsoll-bench:sessions-{}", rt.as_str()),
-            docker,
+            provider: Chosen::new(docker),
             sessions: SessionSettings {
                 max_sessions: 8,
                 max_per_caller: 8,
@@ -103,8 +103,7 @@ async fn main() {
             },
             ..config
         };
-        let provider = Arc::new(DockerProvider::new(&config).unwrap());
-        let engine = Engine::with_provider(provider, &config).await.unwrap();
+        let engine = Engine::start(&config).await.unwrap();
         let pooled_config = Config {
             sessions: SessionSettings {
                 pool: 2,
@@ -155,7 +154,13 @@ async fn main() {
         }
         drop(engine);
         // With a warm pool of two.
-        let provider = Arc::new(DockerProvider::new(&pooled_config).unwrap());
+        let provider = Arc::new(
+            DockerProvider::new(
+                &pooled_config.setup(),
+                pooled_config.provider.get().unwrap(),
+            )
+            .unwrap(),
+        );
         let engine = Engine::with_provider(provider.clone(), &pooled_config)
             .await
             .unwrap();

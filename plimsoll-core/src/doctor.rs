@@ -3,11 +3,11 @@
 //!
 //! Every check ends `ok`, `warn` or `fail` with a reason. The host's kernel
 //! features come from `/proc` and `/sys` (parsed by the pure functions here,
-//! unit-tested on fixture text); the wasm provider is built and its startup
-//! proof run (the guest module instantiates and answers its probes); the
-//! docker checks ([`crate::provider::docker::doctor`], behind the `docker`
-//! feature) read the daemon's version, runtimes, security options and images
-//! with the provider's own judgements, then run the provider's startup proof.
+//! unit-tested on fixture text); each registered provider adds its own checks
+//! ([`crate::provider::ProviderSettings::doctor`]): wasm builds its engine and
+//! runs its startup proof; docker reads the daemon's version, runtimes,
+//! security options and images with the provider's own judgements, then runs
+//! its startup proof when it is the configured provider.
 //! [`Report::ready`] says whether the configured provider would serve.
 //!
 //! What this does not cover: hosted providers (e2b, dockercloud, openshell),
@@ -17,192 +17,36 @@
 
 use std::path::Path;
 
-use crate::config::{Config, ProviderKind};
+use crate::config::Config;
+use crate::provider::PLUGINS;
 
-/// How a check ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    /// As it should be.
-    Ok,
-    /// Works, but weaker or older than recommended.
-    Warn,
-    /// The area cannot serve as configured.
-    Fail,
-}
+pub use crate::readiness::{Check, Level, Report};
 
-impl Level {
-    /// `ok`, `warn` or `fail`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::Ok => "ok",
-            Level::Warn => "warn",
-            Level::Fail => "fail",
-        }
-    }
-}
-
-/// One check's outcome. `area` is `host`, `wasm` or `docker`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Check {
-    /// What it is about: `host`, `wasm` or `docker`.
-    pub area: &'static str,
-    /// A short name (`cgroup controllers`, `runtime runsc`, …).
-    pub name: String,
-    /// How it ended.
-    pub level: Level,
-    /// Why, in one line.
-    pub detail: String,
-}
-
-impl Check {
-    /// A check result.
-    pub fn new(
-        area: &'static str,
-        name: impl Into<String>,
-        level: Level,
-        detail: impl Into<String>,
-    ) -> Check {
-        Check {
-            area,
-            name: name.into(),
-            level,
-            detail: detail.into(),
-        }
-    }
-}
-
-/// Every check, and which provider is configured.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Report {
-    /// `SANDBOX_PROVIDER`.
-    pub provider: ProviderKind,
-    /// The checks, in order.
-    pub checks: Vec<Check>,
-}
-
-impl Report {
-    /// Whether the configured provider would serve: no `fail` in its area
-    /// (for docker, the host's kernel checks count too). `disabled` is always
-    /// ready (nothing runs); a provider the doctor cannot check is not.
-    pub fn ready(&self) -> bool {
-        let areas: &[&str] = match self.provider {
-            ProviderKind::Disabled => return true,
-            ProviderKind::Wasm => &["wasm"],
-            ProviderKind::Docker => &["docker", "host"],
-            _ => return false,
-        };
-        let relevant: Vec<&Check> = self
-            .checks
-            .iter()
-            .filter(|c| areas.contains(&c.area))
-            .collect();
-        !relevant.is_empty() && relevant.iter().all(|c| c.level != Level::Fail)
-    }
-
-    /// One line per check (`ok   area  name: detail`), then the verdict.
-    pub fn to_text(&self) -> String {
-        let mut out = String::new();
-        for c in &self.checks {
-            out.push_str(&format!(
-                "{:<4}  {:<6}  {}: {}\n",
-                c.level.as_str(),
-                c.area,
-                c.name,
-                c.detail
-            ));
-        }
-        out.push_str(&format!(
-            "{}: SANDBOX_PROVIDER={} {}\n",
-            if self.ready() { "ready" } else { "not ready" },
-            self.provider.as_str(),
-            if self.ready() {
-                "would serve"
-            } else {
-                "would not serve (see the fail lines)"
-            }
-        ));
-        out
-    }
-
-    /// `{"provider","ready","checks":[{"area","check","level","detail"}]}`.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "provider": self.provider.as_str(),
-            "ready": self.ready(),
-            "checks": self.checks.iter().map(|c| serde_json::json!({
-                "area": c.area,
-                "check": c.name,
-                "level": c.level.as_str(),
-                "detail": c.detail,
-            })).collect::<Vec<_>>(),
-        })
-    }
-}
-
-/// Runs every check for `config` (host, wasm, docker) and reports.
+/// Runs every check for `config` — the host's, then each registered
+/// provider's (the configured one with its settings, the others with their
+/// defaults) — and reports.
 pub async fn check(config: &Config) -> Report {
+    let setup = config.setup();
+    let chosen = config.provider.plugin();
     let mut checks = host_checks(Path::new("/"));
-    checks.push(vsock_check(Path::new("/"), config));
-    checks.extend(wasm_checks(config).await);
-    #[cfg(feature = "docker")]
-    checks.extend(crate::provider::docker::doctor::checks(config).await);
-    #[cfg(not(feature = "docker"))]
-    checks.push(Check::new(
-        "docker",
-        "provider",
-        Level::Fail,
-        "this build has no docker provider (feature `docker`)",
-    ));
+    for plugin in PLUGINS {
+        let settings = if plugin.name == chosen.name {
+            config.provider.clone()
+        } else {
+            (plugin.defaults)()
+        };
+        checks.extend(
+            settings
+                .settings()
+                .doctor(&setup, plugin.name == chosen.name)
+                .await,
+        );
+    }
     Report {
-        provider: config.provider,
+        provider: chosen.name,
+        areas: chosen.areas,
         checks,
     }
-}
-
-#[cfg(feature = "wasm")]
-async fn wasm_checks(config: &Config) -> Vec<Check> {
-    use crate::provider::Provider;
-    let mut c = config.clone();
-    c.provider = ProviderKind::Wasm;
-    let started = std::time::Instant::now();
-    let provider = match crate::provider::wasm::Wasm::from_config(&c) {
-        Ok(p) => p,
-        Err(e) => return vec![Check::new("wasm", "engine", Level::Fail, e.to_string())],
-    };
-    let mut out = vec![Check::new(
-        "wasm",
-        "engine",
-        Level::Ok,
-        "wasmtime engine and the embedded QuickJS guest built",
-    )];
-    let proof = match provider.preflight().await {
-        Ok(()) => provider.prove().await,
-        Err(e) => Err(e),
-    };
-    out.push(match proof {
-        Ok(tier) => Check::new(
-            "wasm",
-            "startup proof",
-            Level::Ok,
-            format!(
-                "the guest instantiated and answered its probes in {} ms (tier {})",
-                started.elapsed().as_millis(),
-                tier.as_str()
-            ),
-        ),
-        Err(e) => Check::new("wasm", "startup proof", Level::Fail, e.message().to_owned()),
-    });
-    out
-}
-
-#[cfg(not(feature = "wasm"))]
-async fn wasm_checks(_config: &Config) -> Vec<Check> {
-    vec![Check::new(
-        "wasm",
-        "engine",
-        Level::Fail,
-        "this build has no wasm provider (feature `wasm`)",
-    )]
 }
 
 fn read(root: &Path, p: &str) -> Option<String> {
@@ -326,48 +170,6 @@ pub fn host_checks(root: &Path) -> Vec<Check> {
     out
 }
 
-/// The `/dev/vsock` check, which depends on the docker settings: present, a
-/// runc guest under docker's *default* seccomp profile can open `AF_VSOCK`
-/// sockets reaching the hypervisor; the shipped profile (AF_UNIX only) and
-/// runsc deny the family.
-pub fn vsock_check(root: &Path, config: &Config) -> Check {
-    use crate::config::DockerRuntime;
-    if !root.join("dev/vsock").exists() {
-        return Check::new("host", "/dev/vsock", Level::Ok, "absent");
-    }
-    #[cfg(feature = "docker")]
-    let vsock = crate::provider::docker::doctor::refuses_vsock(&config.docker.seccomp);
-    // Without the docker provider no profile is read: nothing is claimed.
-    #[cfg(not(feature = "docker"))]
-    let vsock = false;
-    match (config.docker.runtime, vsock) {
-        (DockerRuntime::Runsc, _) => Check::new(
-            "host",
-            "/dev/vsock",
-            Level::Ok,
-            "present; runsc refuses the AF_VSOCK family",
-        ),
-        (DockerRuntime::Runc, true) => Check::new(
-            "host",
-            "/dev/vsock",
-            Level::Ok,
-            format!(
-                "present; runc runs apply the seccomp profile {}, which refuses AF_VSOCK sockets",
-                config.docker.seccomp.name()
-            ),
-        ),
-        (DockerRuntime::Runc, false) => Check::new(
-            "host",
-            "/dev/vsock",
-            Level::Warn,
-            format!(
-                "present, and runc runs apply the seccomp profile {}, which lets a guest open AF_VSOCK sockets to the hypervisor; unset SANDBOX_DOCKER_SECCOMP for the shipped profile",
-                config.docker.seccomp.name()
-            ),
-        ),
-    }
-}
-
 /// The enabled controllers in a cgroup v1 `/proc/cgroups` table
 /// (`#subsys_name hierarchy num_cgroups enabled`).
 pub fn enabled_v1_controllers(table: &str) -> Vec<String> {
@@ -467,46 +269,5 @@ pids\t2\t70\t0
         ]);
         let c = host_checks(d.path());
         assert!(c.iter().all(|c| c.level == Level::Ok), "{c:?}");
-    }
-
-    #[test]
-    #[cfg(feature = "docker")]
-    fn vsock_depends_on_runtime_and_profile() {
-        use crate::config::{DockerRuntime, SeccompSetting};
-        let d = tree(&[("dev/vsock", "")]);
-        let mut config = Config::default();
-        // The default is the shipped profile, which refuses AF_VSOCK.
-        assert_eq!(vsock_check(d.path(), &config).level, Level::Ok);
-        config.docker.seccomp = SeccompSetting::DockerDefault;
-        assert_eq!(vsock_check(d.path(), &config).level, Level::Warn);
-        config.docker.seccomp = SeccompSetting::Unconfined;
-        assert_eq!(vsock_check(d.path(), &config).level, Level::Warn);
-        config.docker.seccomp = SeccompSetting::Profile(
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../images/seccomp.json").into(),
-        );
-        assert_eq!(vsock_check(d.path(), &config).level, Level::Ok);
-        config.docker.seccomp = SeccompSetting::DockerDefault;
-        config.docker.runtime = DockerRuntime::Runsc;
-        assert_eq!(vsock_check(d.path(), &config).level, Level::Ok);
-    }
-
-    #[test]
-    fn readiness_follows_the_configured_provider() {
-        let mut r = Report {
-            provider: ProviderKind::Wasm,
-            checks: vec![
-                Check::new("wasm", "startup proof", Level::Ok, ""),
-                Check::new("docker", "daemon", Level::Fail, "down"),
-            ],
-        };
-        assert!(r.ready());
-        r.provider = ProviderKind::Docker;
-        assert!(!r.ready());
-        r.provider = ProviderKind::Disabled;
-        assert!(r.ready());
-        r.provider = ProviderKind::E2b;
-        assert!(!r.ready());
-        let j = r.to_json();
-        assert_eq!(j["checks"][1]["level"], "fail");
     }
 }

@@ -115,7 +115,7 @@ impl Engine {
     /// Builds the configured provider, runs its preflight and startup proof, and
     /// refuses to start below `SANDBOX_MIN_ISOLATION`.
     pub async fn start(config: &Config) -> std::result::Result<Engine, StartError> {
-        let provider = provider::build(config).map_err(StartError::Config)?;
+        let provider = config.build_provider().map_err(StartError::Config)?;
         Engine::with_provider(provider, config).await
     }
 

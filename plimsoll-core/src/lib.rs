@@ -25,6 +25,7 @@ pub mod grant;
 pub mod json;
 pub mod loopback;
 pub mod provider;
+pub mod readiness;
 pub mod record;
 pub mod request;
 pub mod result;

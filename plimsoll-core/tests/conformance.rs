@@ -312,9 +312,10 @@ async fn conform(s: Subject) {
 #[cfg(feature = "wasm")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wasm_conforms() {
-    use plimsoll_core::config::{Config, ProviderKind};
+    use plimsoll_core::config::{Config, WasmSettings};
+    use plimsoll_core::provider::Chosen;
     let config = Config {
-        provider: ProviderKind::Wasm,
+        provider: Chosen::new(WasmSettings),
         instance: "plimsoll-test:conformance-wasm".into(),
         ..Config::default()
     };
@@ -331,7 +332,8 @@ async fn wasm_conforms() {
 
 #[cfg(feature = "docker")]
 mod docker {
-    use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, ProviderKind};
+    use plimsoll_core::config::{Config, DockerRuntime, DockerSettings};
+    use plimsoll_core::provider::Chosen;
     use plimsoll_core::session::SessionSettings;
 
     use super::*;
@@ -343,13 +345,12 @@ mod docker {
             hex::encode(rand::random::<[u8; 4]>())
         );
         let config = Config {
-            provider: ProviderKind::Docker,
-            instance: instance.clone(),
-            docker: DockerSettings {
+            provider: Chosen::new(DockerSettings {
                 runtime: rt,
                 runtime_name: rt.as_str().into(),
                 ..DockerSettings::default()
-            },
+            }),
+            instance: instance.clone(),
             sessions: SessionSettings {
                 max_sessions: 2,
                 max_per_caller: 2,

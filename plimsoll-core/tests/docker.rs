@@ -10,8 +10,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, ProviderKind};
+use plimsoll_core::config::{Config, DockerRuntime, DockerSettings};
 use plimsoll_core::engine::{Caller, Engine};
+use plimsoll_core::provider::Chosen;
 use plimsoll_core::provider::Provider;
 use plimsoll_core::provider::docker::DockerProvider;
 use plimsoll_core::request::{JavaScriptRun, Payload, ProjectFile, ProjectRun, Request};
@@ -35,26 +36,30 @@ fn config(rt: DockerRuntime, tag: &str) -> Config {
         ..DockerSettings::default()
     };
     Config {
-        provider: ProviderKind::Docker,
+        provider: Chosen::new(docker),
         instance: format!(
             "plimsoll-test:{tag}-{}-{}",
             rt.as_str(),
             hex::encode(rand::random::<[u8; 4]>())
         ),
-        docker,
         ..Config::default()
     }
 }
 
 async fn start(config: &Config) -> (Engine, Arc<DockerProvider>) {
-    let provider = Arc::new(DockerProvider::new(config).unwrap());
+    let provider = Arc::new(support::docker_provider(config).unwrap());
     let t = Instant::now();
     let engine = Engine::with_provider(provider.clone(), config)
         .await
-        .unwrap_or_else(|e| panic!("engine start under {}: {e}", config.docker.runtime_name));
+        .unwrap_or_else(|e| {
+            panic!(
+                "engine start under {}: {e}",
+                support::docker_of(config).runtime_name
+            )
+        });
     eprintln!(
         "[{}] started and proven in {:?}",
-        config.docker.runtime_name,
+        support::docker_of(config).runtime_name,
         t.elapsed()
     );
     (engine, provider)
@@ -508,7 +513,7 @@ fn docker_cli(args: &[&str]) {
 }
 
 async fn refused(config: &Config) -> String {
-    let provider = Arc::new(DockerProvider::new(config).unwrap());
+    let provider = Arc::new(support::docker_provider(config).unwrap());
     match Engine::with_provider(provider, config).await {
         Ok(_) => panic!("the engine started"),
         Err(e) => e.to_string(),
@@ -527,7 +532,8 @@ async fn startup_refuses_bad_images_runtimes_and_remote_daemons() {
     );
     for rt in RUNTIMES {
         let mut c = config(rt, "refuse");
-        c.docker.image = "plimsoll/does-not-exist:latest".into();
+        c.provider
+            .edit(|d: &mut DockerSettings| d.image = "plimsoll/does-not-exist:latest".into());
         let e = refused(&c).await;
         assert!(
             e.contains("plimsoll/does-not-exist:latest is not present"),
@@ -535,20 +541,23 @@ async fn startup_refuses_bad_images_runtimes_and_remote_daemons() {
         );
 
         let mut c = config(rt, "refuse");
-        c.docker.project_image = "plimsoll/test-volume:latest".into();
+        c.provider
+            .edit(|d: &mut DockerSettings| d.project_image = "plimsoll/test-volume:latest".into());
         let e = refused(&c).await;
         assert!(e.contains("declares VOLUME /data"), "{e}");
 
         let mut c = config(rt, "refuse");
-        c.docker.image = "plimsoll/test-ldpreload:latest".into();
+        c.provider
+            .edit(|d: &mut DockerSettings| d.image = "plimsoll/test-ldpreload:latest".into());
         let e = refused(&c).await;
         assert!(e.contains("loader variable LD_PRELOAD"), "{e}");
 
         // A remote daemon is refused before anything is contacted.
         for host in ["tcp://127.0.0.1:2375", "ssh://user@build-box"] {
             let mut c = config(rt, "refuse");
-            c.docker.docker_host = Some(host.into());
-            let e = DockerProvider::new(&c).unwrap_err();
+            c.provider
+                .edit(|d: &mut DockerSettings| d.docker_host = Some(host.into()));
+            let e = support::docker_provider(&c).unwrap_err();
             assert_eq!(e.variable, "DOCKER_HOST");
             assert!(e.message.contains("remote docker daemon"), "{e}");
         }
@@ -560,7 +569,8 @@ async fn startup_refuses_bad_images_runtimes_and_remote_daemons() {
     }
     // runsc selected but not registered under that name: no kernel tier.
     let mut c = config(DockerRuntime::Runsc, "refuse");
-    c.docker.runtime_name = "runsc-not-registered".into();
+    c.provider
+        .edit(|d: &mut DockerSettings| d.runtime_name = "runsc-not-registered".into());
     let e = refused(&c).await;
     assert!(
         e.contains("no runtime registered as \"runsc-not-registered\""),
@@ -568,7 +578,8 @@ async fn startup_refuses_bad_images_runtimes_and_remote_daemons() {
     );
     // A registration that does not run a program named runsc paints no kernel tier.
     let mut c = config(DockerRuntime::Runsc, "refuse");
-    c.docker.runtime_name = "runc".into();
+    c.provider
+        .edit(|d: &mut DockerSettings| d.runtime_name = "runc".into());
     let e = refused(&c).await;
     assert!(e.contains("not a program named runsc"), "{e}");
     // The same refusals through the environment, as the daemon reads it.
@@ -613,7 +624,8 @@ async fn a_repointed_tag_makes_the_daemon_unready_and_refuses_runs() {
         let tag = format!("plimsoll/test-repoint:{}", rt.as_str());
         docker_cli(&["tag", "plimsoll/snippet:latest", &tag]);
         let mut c = config(rt, "repoint");
-        c.docker.image = tag.clone();
+        c.provider
+            .edit(|d: &mut DockerSettings| d.image = tag.clone());
         let (engine, _) = start(&c).await;
         run(&engine, js("console.log(1)")).await;
         // Point the tag at another image (the project image also runs node).
@@ -653,7 +665,8 @@ async fn a_vanished_image_is_an_infrastructure_error_not_a_result() {
             ),
         );
         let mut c = config(rt, "vanish");
-        c.docker.image = tag.clone();
+        c.provider
+            .edit(|d: &mut DockerSettings| d.image = tag.clone());
         let (engine, _) = start(&c).await;
         run(&engine, js("console.log(1)")).await;
         docker_cli(&["image", "rm", "-f", &tag]);
@@ -1083,7 +1096,7 @@ async fn plain_container(rt: DockerRuntime, instance: &str, expires: u64) -> Str
 async fn reconcile_removes_own_leftovers_at_once_and_others_after_expiry() {
     for rt in RUNTIMES {
         let config = config(rt, "reconcile");
-        let provider = DockerProvider::new(&config).unwrap();
+        let provider = support::docker_provider(&config).unwrap();
         let foreign = format!(
             "plimsoll-test:foreign-{}",
             hex::encode(rand::random::<[u8; 4]>())
@@ -1173,7 +1186,9 @@ async fn docker_vanishing_mid_run_is_an_infrastructure_error() {
         ] {
             let proxy = Proxy::start();
             let mut config = config(rt, "vanish-daemon");
-            config.docker.docker_host = Some(proxy.host());
+            config
+                .provider
+                .edit(|d: &mut DockerSettings| d.docker_host = Some(proxy.host()));
             let (engine, _) = start(&config).await;
             let e2 = engine.clone();
             let task = tokio::spawn(async move {
@@ -1188,8 +1203,10 @@ async fn docker_vanishing_mid_run_is_an_infrastructure_error() {
             // The daemon is back (for a fresh provider of this instance): the
             // reconcile removes what the vanished run left.
             let mut again = config.clone();
-            again.docker.docker_host = None;
-            DockerProvider::new(&again)
+            again
+                .provider
+                .edit(|d: &mut DockerSettings| d.docker_host = None);
+            support::docker_provider(&again)
                 .unwrap()
                 .reconcile_orphans()
                 .await

@@ -9,9 +9,10 @@ mod support;
 use std::sync::Arc;
 use std::time::Instant;
 
-use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, ProviderKind};
+use plimsoll_core::config::{Config, DockerRuntime, DockerSettings};
 use plimsoll_core::engine::{Caller, Engine};
 use plimsoll_core::error::SessionEnd;
+use plimsoll_core::provider::Chosen;
 use plimsoll_core::provider::docker::DockerProvider;
 use plimsoll_core::request::PROTOCOL;
 use plimsoll_core::request::{
@@ -33,13 +34,12 @@ fn config(rt: DockerRuntime) -> Config {
         ..DockerSettings::default()
     };
     Config {
-        provider: ProviderKind::Docker,
+        provider: Chosen::new(docker),
         instance: format!(
             "plimsoll-test:sessions-{}-{}",
             rt.as_str(),
             hex::encode(rand::random::<[u8; 4]>())
         ),
-        docker,
         sessions: SessionSettings {
             max_sessions: 4,
             max_per_caller: 4,
@@ -54,10 +54,15 @@ async fn start(rt: DockerRuntime) -> Engine {
 }
 
 async fn start_with(config: Config) -> (Engine, Arc<DockerProvider>) {
-    let provider = Arc::new(DockerProvider::new(&config).unwrap());
+    let provider = Arc::new(support::docker_provider(&config).unwrap());
     let engine = Engine::with_provider(provider.clone(), &config)
         .await
-        .unwrap_or_else(|e| panic!("engine start under {}: {e}", config.docker.runtime_name));
+        .unwrap_or_else(|e| {
+            panic!(
+                "engine start under {}: {e}",
+                support::docker_of(&config).runtime_name
+            )
+        });
     (engine, provider)
 }
 

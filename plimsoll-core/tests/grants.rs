@@ -13,8 +13,9 @@ mod support;
 
 use std::sync::Arc;
 
-use plimsoll_core::config::{Config, ProviderKind};
+use plimsoll_core::config::{Config, WasmSettings};
 use plimsoll_core::grant::{Grants, profile};
+use plimsoll_core::provider::Chosen;
 use plimsoll_core::request::JavaScriptRun;
 use plimsoll_core::result::JavaScriptResult;
 use plimsoll_core::{Caller, Engine, Output, Payload, Request};
@@ -41,7 +42,7 @@ fn grants(base: &str) -> Grants {
 
 async fn wasm_engine(base: &str) -> Engine {
     let config = Config {
-        provider: ProviderKind::Wasm,
+        provider: Chosen::new(WasmSettings),
         instance: "plimsoll:grants-test".into(),
         grants: Arc::new(grants(base)),
         ..Config::default()
@@ -252,13 +253,12 @@ mod docker {
             ..DockerSettings::default()
         };
         let config = Config {
-            provider: ProviderKind::Docker,
+            provider: Chosen::new(docker),
             instance: format!(
                 "plimsoll-test:grants-{}-{}",
                 rt.as_str(),
                 hex::encode(rand::random::<[u8; 4]>())
             ),
-            docker,
             grants: Arc::new(grants(base)),
             ..Config::default()
         };

@@ -11,8 +11,9 @@
 
 use std::time::{Duration, Instant};
 
-use plimsoll_core::config::{Config, Env, ProviderKind, ResourceSettings};
+use plimsoll_core::config::{Config, Env, ResourceSettings, WasmSettings};
 use plimsoll_core::engine::StartError;
+use plimsoll_core::provider::Chosen;
 use plimsoll_core::request::{JavaScriptRun, ProjectRun};
 use plimsoll_core::result::JavaScriptResult;
 use plimsoll_core::verify::check_single;
@@ -21,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 fn config(memory_mb: Option<u32>) -> Config {
     Config {
-        provider: ProviderKind::Wasm,
+        provider: Chosen::new(WasmSettings),
         resources: ResourceSettings {
             memory_mb,
             ..ResourceSettings::default()

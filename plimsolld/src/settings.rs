@@ -2,11 +2,11 @@
 
 use std::net::SocketAddr;
 
-use plimsoll_core::config::{Config, ConfigError, Env, VARIABLES, Var};
+use plimsoll_core::config::{Config, ConfigError, Env, Var, variables};
 
 use crate::auth::Verifier;
 
-/// Every variable the daemon itself reads (the core's are in [`VARIABLES`]).
+/// Every variable the daemon itself reads (the core's are in [`variables`]).
 pub const DAEMON_VARIABLES: &[Var] = &[
     Var {
         name: "PLIMSOLL_ADDR",
@@ -128,7 +128,7 @@ pub fn help() -> String {
          GET /healthz, GET /readyz.\n\n\
          A tier is configuration plus startup proof, never attestation.\n\nVariables:\n",
     );
-    for v in VARIABLES.iter().chain(DAEMON_VARIABLES) {
+    for v in variables().iter().chain(DAEMON_VARIABLES) {
         s.push_str(&format!(
             "  {:<24} {} (default: {})\n",
             v.name, v.help, v.default

@@ -25,7 +25,7 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Config, ConfigError, Env, VARIABLES};
+use crate::config::{Config, ConfigError, Env, variables};
 use crate::engine::{Engine, StartError};
 use crate::error::{Error, ErrorCode, Refusal, Result, SessionEnd};
 use crate::request::{PROTOCOL, Payload, Request, SoftwareRule};
@@ -86,10 +86,11 @@ pub struct SessionOptions {
 pub fn check_variable_names<'a>(
     names: impl IntoIterator<Item = &'a str>,
 ) -> std::result::Result<(), ConfigError> {
+    let all = variables();
     for name in names {
         let ours = name.starts_with("SANDBOX_") || name.starts_with("PLIMSOLL_");
-        if ours && !VARIABLES.iter().any(|v| v.name == name) {
-            let known = VARIABLES
+        if ours && !all.iter().any(|v| v.name == name) {
+            let known = all
                 .iter()
                 .find(|v| v.name.eq_ignore_ascii_case(name))
                 .map_or("plimsoll-core reads no such variable".to_owned(), |v| {

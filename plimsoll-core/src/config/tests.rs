@@ -1,6 +1,11 @@
 use super::*;
 use std::collections::HashMap;
 
+#[cfg(feature = "docker")]
+fn docker_of(c: &Config) -> &DockerSettings {
+    c.provider.get().expect("docker settings")
+}
+
 fn load(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
     let map: HashMap<String, String> = pairs
         .iter()
@@ -8,8 +13,8 @@ fn load(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
         .collect();
     let get = move |k: &str| {
         assert!(
-            VARIABLES.iter().any(|v| v.name == k),
-            "{k} is read but not listed in VARIABLES"
+            variables().iter().any(|v| v.name == k),
+            "{k} is read but not listed in variables()"
         );
         map.get(k).cloned()
     };
@@ -19,13 +24,14 @@ fn load(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
 #[test]
 fn defaults_to_disabled() {
     let c = load(&[]).unwrap();
-    assert_eq!(c.provider, ProviderKind::Disabled);
+    assert_eq!(c.provider.name(), "disabled");
     assert!(valid_instance(&c.instance));
     assert_eq!(
         load(&[("SANDBOX_PROVIDER", " Disabled ")])
             .unwrap()
-            .provider,
-        ProviderKind::Disabled
+            .provider
+            .name(),
+        "disabled"
     );
 }
 
@@ -73,8 +79,8 @@ fn docker_settings_are_strict() {
         load(&pairs)
     };
     let c = docker(&[]).unwrap();
-    assert_eq!(c.docker, DockerSettings::default());
-    let e = DockerEnvelope::from_settings(&c.resources, c.docker.runtime).unwrap();
+    assert_eq!(docker_of(&c), &DockerSettings::default());
+    let e = DockerEnvelope::from_settings(&c.resources, docker_of(&c).runtime).unwrap();
     assert_eq!(
         (e.memory_mb, e.pids, e.work_mb, e.disk_mb()),
         (256, 256, 128, 160)
@@ -88,21 +94,21 @@ fn docker_settings_are_strict() {
         ("SANDBOX_DISK_MB", "100"),
     ])
     .unwrap();
-    assert_eq!(c.docker.runtime, DockerRuntime::Runsc);
-    assert_eq!(c.docker.runtime_name, "runsc");
-    assert_eq!(c.docker.image, "local/snippet@sha256:abc");
-    assert_eq!(c.docker.guest_uid, 1000);
-    let e = DockerEnvelope::from_settings(&c.resources, c.docker.runtime).unwrap();
+    assert_eq!(docker_of(&c).runtime, DockerRuntime::Runsc);
+    assert_eq!(docker_of(&c).runtime_name, "runsc");
+    assert_eq!(docker_of(&c).image, "local/snippet@sha256:abc");
+    assert_eq!(docker_of(&c).guest_uid, 1000);
+    let e = DockerEnvelope::from_settings(&c.resources, docker_of(&c).runtime).unwrap();
     assert_eq!(e.work_mb, 68);
 
     let c = docker(&[("SANDBOX_DOCKER_SECCOMP", "images/seccomp.json")]).unwrap();
     assert_eq!(
-        c.docker.seccomp,
+        docker_of(&c).seccomp,
         SeccompSetting::Profile("images/seccomp.json".into())
     );
     // The shipped profile is the default; weaker ones are asked for by name,
     // under either runtime.
-    assert_eq!(c.docker.seccomp.name(), "file");
+    assert_eq!(docker_of(&c).seccomp.name(), "file");
     assert_eq!(DockerSettings::default().seccomp, SeccompSetting::Shipped);
     for (v, want) in [
         ("plimsoll", SeccompSetting::Shipped),
@@ -115,8 +121,8 @@ fn docker_settings_are_strict() {
                 ("SANDBOX_DOCKER_RUNTIME", rt),
             ])
             .unwrap();
-            assert_eq!(c.docker.seccomp, want);
-            assert_eq!(c.docker.seccomp.name(), v);
+            assert_eq!(docker_of(&c).seccomp, want);
+            assert_eq!(docker_of(&c).seccomp.name(), v);
         }
     }
 
@@ -164,7 +170,9 @@ fn docker_settings_are_strict() {
     assert_eq!(
         docker(&[("DOCKER_HOST", "tcp://x:2375")])
             .unwrap()
-            .docker
+            .provider
+            .get::<DockerSettings>()
+            .unwrap()
             .docker_host
             .as_deref(),
         Some("tcp://x:2375")

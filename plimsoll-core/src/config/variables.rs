@@ -7,7 +7,7 @@ pub const VARIABLES: &[Var] = &[
     Var {
         name: "SANDBOX_PROVIDER",
         default: "disabled",
-        help: "disabled | wasm | docker | e2b | dockercloud | openshell: one provider per daemon",
+        help: "one provider per daemon: disabled, wasm or docker in this build (plimsolld -h lists them)",
     },
     Var {
         name: "SANDBOX_MIN_ISOLATION",
@@ -93,46 +93,6 @@ pub const VARIABLES: &[Var] = &[
         name: "SANDBOX_SESSION_POOL",
         default: "0",
         help: "warm session sandboxes kept ready (docker), at most SANDBOX_MAX_SESSIONS",
-    },
-    Var {
-        name: "SANDBOX_DOCKER_RUNTIME",
-        default: "runc",
-        help: "docker: runc (container tier) or runsc (kernel tier, once its registration and proofs pass)",
-    },
-    Var {
-        name: "SANDBOX_DOCKER_IMAGE",
-        default: "plimsoll/snippet:latest",
-        help: "docker: the snippet image (local, inspected at startup, run by image ID)",
-    },
-    Var {
-        name: "SANDBOX_DOCKER_PROJECT_IMAGE",
-        default: "plimsoll/project:latest",
-        help: "docker: the project image (local, inspected at startup, run by image ID)",
-    },
-    Var {
-        name: "SANDBOX_DOCKER_SECCOMP",
-        default: "plimsoll",
-        help: "docker: plimsoll (the shipped deny-by-default profile), docker-default (docker's own, weaker: AF_VSOCK, AF_NETLINK, io_uring), unconfined (no filter), or a profile path; applied under runc and, inside gVisor, under runsc (registered with --oci-seccomp)",
-    },
-    Var {
-        name: "SANDBOX_GUEST_UID",
-        default: "61000",
-        help: "docker: uid=gid guest code runs as (1..65532; uid+1 runs the container's keeper)",
-    },
-    Var {
-        name: "DOCKER_HOST",
-        default: "unix:///var/run/docker.sock",
-        help: "docker: the daemon socket; only a local unix:// socket is accepted",
-    },
-    Var {
-        name: "DOCKER_CONTEXT",
-        default: "the docker CLI's current context",
-        help: "docker: a CLI context; only one whose endpoint is a local unix:// socket is accepted",
-    },
-    Var {
-        name: "DOCKER_CONFIG",
-        default: "~/.docker",
-        help: "docker: where the CLI's config.json and contexts live (read to resolve the context)",
     },
     Var {
         name: "PLIMSOLL_INSTANCE",

@@ -7,7 +7,7 @@ use std::ffi::c_char;
 use super::{
     FfiResult, PlimsollError, PlimsollStatus, arg_mut, fail, fallible, free_box, out_ok, put, text,
 };
-use crate::config::{Config, ConfigError, Env, VARIABLES};
+use crate::config::{Config, ConfigError, Env};
 
 /// Key/value pairs read as the daemon reads its environment variables
 /// (`SANDBOX_PROVIDER=wasm`, `SANDBOX_RATE_PER_MIN=0`, …). Empty means every
@@ -31,18 +31,14 @@ impl PlimsollConfig {
     }
 
     fn set(&mut self, key: String, value: String) -> FfiResult<()> {
-        let ours = key.starts_with("SANDBOX_") || key.starts_with("PLIMSOLL_");
         if key.is_empty() || key.contains('=') {
             return Err(fail(
                 PlimsollStatus::InvalidArgument,
                 "a configuration key must be non-empty and hold no '='",
             ));
         }
-        if ours && !VARIABLES.iter().any(|v| v.name == key) {
-            return Err(fail(
-                PlimsollStatus::InvalidArgument,
-                format!("{key} is not a variable plimsoll-core reads"),
-            ));
+        if let Err(e) = crate::client::check_variable_names([key.as_str()]) {
+            return Err(fail(PlimsollStatus::InvalidArgument, e.message));
         }
         self.vars.insert(key, value);
         Ok(())

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Config, ProviderKind};
 use crate::env::ConfigError;
 use crate::error::{Error, Result};
 use crate::request::{JavaScriptRun, ModuleRun, ProjectRun};
@@ -18,12 +17,52 @@ use crate::tier::Isolation;
 use crate::wire::RunResources;
 
 pub mod disabled;
+mod plugin;
 mod sandbox;
+mod session_settings;
+pub use plugin::{
+    Checks, Chosen, PLUGINS, Plugin, ProviderSettings, Setup, choose, plugin as find,
+};
 pub use sandbox::{SandboxSpec, SessionSandbox};
+pub use session_settings::{SessionSettings, parse_duration};
 #[cfg(feature = "docker")]
 pub mod docker;
 #[cfg(feature = "wasm")]
 pub mod wasm;
+
+/// Per-run resource settings as configured (`None`: the provider's default).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ResourceSettings {
+    /// `SANDBOX_MEMORY_MB`.
+    pub memory_mb: Option<u32>,
+    /// `SANDBOX_CPUS`.
+    pub cpus: Option<f64>,
+    /// `SANDBOX_PIDS`.
+    pub pids: Option<u32>,
+    /// `SANDBOX_DISK_MB`.
+    pub disk_mb: Option<u32>,
+}
+
+impl ResourceSettings {
+    /// Refuses every setting not in `allowed` (names of variables), naming the first.
+    pub fn only(&self, provider: &str, allowed: &[&str]) -> Result<(), ConfigError> {
+        let set = [
+            ("SANDBOX_MEMORY_MB", self.memory_mb.is_some()),
+            ("SANDBOX_CPUS", self.cpus.is_some()),
+            ("SANDBOX_PIDS", self.pids.is_some()),
+            ("SANDBOX_DISK_MB", self.disk_mb.is_some()),
+        ];
+        for (name, is_set) in set {
+            if is_set && !allowed.contains(&name) {
+                return Err(ConfigError::new(
+                    name,
+                    format!("does not apply to the {provider} provider; unset it"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
 
 /// What a provider can do besides snippets. Describe reports these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -165,22 +204,4 @@ pub trait Provider: Send + Sync + 'static {
     /// dropped runs left and take the last leftovers, so a drained daemon
     /// leaves nothing behind.
     async fn shutdown(&self) {}
-}
-
-/// Builds the configured provider.
-pub fn build(config: &Config) -> Result<Arc<dyn Provider>, ConfigError> {
-    match config.provider {
-        ProviderKind::Disabled => Ok(Arc::new(disabled::Disabled)),
-        #[cfg(feature = "wasm")]
-        ProviderKind::Wasm => Ok(Arc::new(wasm::Wasm::from_config(config)?)),
-        #[cfg(feature = "docker")]
-        ProviderKind::Docker => Ok(Arc::new(docker::DockerProvider::new(config)?)),
-        other => Err(ConfigError::new(
-            "SANDBOX_PROVIDER",
-            format!(
-                "provider {:?} is not available in this build",
-                other.as_str()
-            ),
-        )),
-    }
 }

@@ -30,10 +30,7 @@ use crate::wire::{
     SessionRunResponse,
 };
 
-mod settings;
-
-pub use crate::provider::{SandboxSpec, SessionSandbox};
-pub use settings::{SessionSettings, parse_duration};
+pub use crate::provider::{SandboxSpec, SessionSandbox, SessionSettings, parse_duration};
 
 /// How long an ended session's summary stays collectable by CloseSession.
 pub const KEEP_ENDED: Duration = Duration::from_secs(600);

@@ -129,3 +129,19 @@ pub async fn assert_none_left(instance: &str) {
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
 }
+
+/// The docker settings of a docker configuration.
+#[cfg(feature = "docker")]
+pub fn docker_of(c: &plimsoll_core::config::Config) -> &plimsoll_core::config::DockerSettings {
+    c.provider
+        .get()
+        .expect("a docker configuration (SANDBOX_PROVIDER=docker)")
+}
+
+/// The docker provider a docker configuration builds.
+#[cfg(feature = "docker")]
+pub fn docker_provider(
+    c: &plimsoll_core::config::Config,
+) -> Result<plimsoll_core::provider::docker::DockerProvider, plimsoll_core::config::ConfigError> {
+    plimsoll_core::provider::docker::DockerProvider::new(&c.setup(), docker_of(c))
+}

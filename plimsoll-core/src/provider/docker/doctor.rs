@@ -10,10 +10,11 @@
 //! containers). What this does not cover: the proof of the runtime not
 //! configured, and any remote daemon (refused as the provider refuses it).
 
-use crate::config::{Config, DockerRuntime, ProviderKind, SeccompSetting};
-use crate::doctor::{Check, Level};
 use crate::provider::Provider;
+use crate::provider::Setup;
 use crate::provider::docker::{DockerProvider, images, seccomp};
+use crate::provider::docker::{DockerRuntime, DockerSettings, SeccompSetting};
+use crate::readiness::{Check, Level};
 
 const AREA: &str = "docker";
 /// The oldest API the provider is built and tested against (Engine 20.10).
@@ -31,10 +32,12 @@ fn fail(name: &str, detail: impl Into<String>) -> Check {
     Check::new(AREA, name, Level::Fail, detail)
 }
 
-/// Every docker check for `config`.
-pub(crate) async fn checks(config: &Config) -> Vec<Check> {
-    let mut out = Vec::new();
-    let provider = match DockerProvider::new(config) {
+/// Every docker check for these settings (`chosen`: docker is the configured
+/// provider, so the startup proof runs), and the host's `/dev/vsock` check,
+/// which depends on the runtime and the seccomp profile.
+pub(crate) async fn checks(setup: &Setup, settings: &DockerSettings, chosen: bool) -> Vec<Check> {
+    let mut out = vec![vsock_check(std::path::Path::new("/"), settings)];
+    let provider = match DockerProvider::new(setup, settings) {
         Ok(p) => p,
         Err(e) => {
             out.push(fail("settings", e.to_string()));
@@ -81,9 +84,9 @@ pub(crate) async fn checks(config: &Config) -> Vec<Check> {
     });
     let runtimes = info.runtimes.clone().unwrap_or_default();
     for kind in [DockerRuntime::Runc, DockerRuntime::Runsc] {
-        let configured = config.docker.runtime == kind;
+        let configured = settings.runtime == kind;
         let name = if configured {
-            config.docker.runtime_name.clone()
+            settings.runtime_name.clone()
         } else {
             kind.as_str().to_owned()
         };
@@ -117,7 +120,7 @@ pub(crate) async fn checks(config: &Config) -> Vec<Check> {
             }),
             DockerRuntime::Runsc => {
                 let args_s = args.join(" ");
-                let filtered = config.docker.seccomp != SeccompSetting::Unconfined;
+                let filtered = settings.seccomp != SeccompSetting::Unconfined;
                 out.push(if !args.iter().any(|a| a == "--network=none") {
                     missing(format!(
                         "registered ({path}) with runtimeArgs [{args_s}]: without --network=none, \
@@ -152,7 +155,7 @@ pub(crate) async fn checks(config: &Config) -> Vec<Check> {
             }
         }
     }
-    out.push(profile_check(&config.docker.seccomp));
+    out.push(profile_check(&settings.seccomp));
     let security = info.security_options.clone().unwrap_or_default();
     out.push(match security.iter().find(|s| s.contains("name=seccomp")) {
         Some(s) => ok("seccomp", s.clone()),
@@ -176,15 +179,15 @@ pub(crate) async fn checks(config: &Config) -> Vec<Check> {
         None => warn("live-restore", "not reported"),
     });
     for (what, reference) in [
-        ("snippet image", &config.docker.image),
-        ("project image", &config.docker.project_image),
+        ("snippet image", &settings.image),
+        ("project image", &settings.project_image),
     ] {
         out.push(match images::inspect(docker, reference).await {
             Ok(p) => ok(what, format!("{reference} is {} (pinned by this ID)", p.id)),
             Err(e) => fail(what, e.message().to_owned()),
         });
     }
-    if config.provider == ProviderKind::Docker && out.iter().all(|c| c.level != Level::Fail) {
+    if chosen && out.iter().all(|c| c.level != Level::Fail) {
         let started = std::time::Instant::now();
         let proof = match provider.preflight().await {
             Ok(()) => provider.prove().await,
@@ -195,7 +198,7 @@ pub(crate) async fn checks(config: &Config) -> Vec<Check> {
                 "startup proof",
                 format!(
                     "{} proven tier {} in {} ms; {}",
-                    config.docker.runtime_name,
+                    settings.runtime_name,
                     tier.as_str(),
                     started.elapsed().as_millis(),
                     provider.walls().unwrap_or_default()
@@ -263,9 +266,45 @@ pub(crate) fn profile_check(setting: &SeccompSetting) -> Check {
     }
 }
 
+/// The `/dev/vsock` check, which depends on the docker settings: present, a
+/// runc guest under docker's *default* seccomp profile can open `AF_VSOCK`
+/// sockets reaching the hypervisor; the shipped profile (AF_UNIX only) and
+/// runsc deny the family.
+pub(crate) fn vsock_check(root: &std::path::Path, settings: &DockerSettings) -> Check {
+    if !root.join("dev/vsock").exists() {
+        return Check::new("host", "/dev/vsock", Level::Ok, "absent");
+    }
+    match (settings.runtime, refuses_vsock(&settings.seccomp)) {
+        (DockerRuntime::Runsc, _) => Check::new(
+            "host",
+            "/dev/vsock",
+            Level::Ok,
+            "present; runsc refuses the AF_VSOCK family",
+        ),
+        (DockerRuntime::Runc, true) => Check::new(
+            "host",
+            "/dev/vsock",
+            Level::Ok,
+            format!(
+                "present; runc runs apply the seccomp profile {}, which refuses AF_VSOCK sockets",
+                settings.seccomp.name()
+            ),
+        ),
+        (DockerRuntime::Runc, false) => Check::new(
+            "host",
+            "/dev/vsock",
+            Level::Warn,
+            format!(
+                "present, and runc runs apply the seccomp profile {}, which lets a guest open AF_VSOCK sockets to the hypervisor; unset SANDBOX_DOCKER_SECCOMP for the shipped profile",
+                settings.seccomp.name()
+            ),
+        ),
+    }
+}
+
 /// Whether `setting`'s profile refuses `AF_VSOCK` sockets (false when its
 /// rules are unreadable: docker's own profile allows the family).
-pub(crate) fn refuses_vsock(setting: &SeccompSetting) -> bool {
+fn refuses_vsock(setting: &SeccompSetting) -> bool {
     seccomp::security_opt(setting)
         .ok()
         .and_then(|c| c.profile)
@@ -394,5 +433,28 @@ mod tests {
         assert!(runc_outdated("runc version 1.2.8").is_none());
         assert!(runc_outdated("runc version 1.3.2").is_some());
         assert!(runc_outdated("runc version 1.4.0-rc.3").is_none());
+    }
+
+    #[test]
+    fn vsock_depends_on_runtime_and_profile() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("dev")).unwrap();
+        std::fs::write(d.path().join("dev/vsock"), "").unwrap();
+        let mut s = DockerSettings::default();
+        // The default is the shipped profile, which refuses AF_VSOCK.
+        assert_eq!(vsock_check(d.path(), &s).level, Level::Ok);
+        s.seccomp = SeccompSetting::DockerDefault;
+        assert_eq!(vsock_check(d.path(), &s).level, Level::Warn);
+        s.seccomp = SeccompSetting::Unconfined;
+        assert_eq!(vsock_check(d.path(), &s).level, Level::Warn);
+        s.seccomp = SeccompSetting::Profile(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../images/seccomp.json").into(),
+        );
+        assert_eq!(vsock_check(d.path(), &s).level, Level::Ok);
+        s.seccomp = SeccompSetting::DockerDefault;
+        s.runtime = DockerRuntime::Runsc;
+        assert_eq!(vsock_check(d.path(), &s).level, Level::Ok);
+        let none = tempfile::tempdir().unwrap();
+        assert_eq!(vsock_check(none.path(), &s).detail, "absent");
     }
 }

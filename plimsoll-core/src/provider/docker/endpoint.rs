@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::config::{ConfigError, DockerSettings};
+use crate::env::ConfigError;
+use crate::provider::docker::DockerSettings;
 
 /// The socket docker listens on when nothing else is configured.
 pub(crate) const DEFAULT_SOCKET: &str = "/var/run/docker.sock";

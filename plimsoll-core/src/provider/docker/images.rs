@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use bollard::Docker;
 use bollard::models::{ImageInspect, Runtime};
 
-use crate::config::DockerRuntime;
 use crate::error::{Error, Result};
+use crate::provider::docker::DockerRuntime;
 
 /// An image as inspected: the reference asked for, its ID and environment.
 #[derive(Debug, Clone, PartialEq, Eq)]

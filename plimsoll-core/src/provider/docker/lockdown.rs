@@ -14,7 +14,7 @@ use bollard::models::{
     RestartPolicy, RestartPolicyNameEnum,
 };
 
-use crate::config::{DockerEnvelope, DockerSettings};
+use crate::provider::docker::{DockerEnvelope, DockerSettings};
 
 /// The label naming the daemon instance that created a container.
 pub(crate) const LABEL_INSTANCE: &str = "io.plimsoll.instance";
@@ -328,7 +328,8 @@ impl Lockdown {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{DockerRuntime, ResourceSettings};
+    use crate::provider::ResourceSettings;
+    use crate::provider::docker::DockerRuntime;
 
     fn lockdown() -> Lockdown {
         let settings = DockerSettings::default();

@@ -32,6 +32,7 @@ mod proof;
 mod reconcile;
 mod seccomp;
 mod session;
+mod settings;
 mod snippet;
 mod space;
 mod walls;
@@ -46,9 +47,9 @@ use bollard::{API_DEFAULT_VERSION, Docker};
 use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
-use crate::config::{Config, ConfigError, DockerEnvelope, DockerRuntime};
+use crate::env::ConfigError;
 use crate::error::{Error, Refusal, Result};
-use crate::provider::{Capabilities, Environment, Environments, Provider, RunContext};
+use crate::provider::{Capabilities, Environment, Environments, Provider, RunContext, Setup};
 use crate::request::{JavaScriptRun, ProjectRun};
 use crate::result::{JavaScriptResult, ProjectResult};
 use crate::tier::Isolation;
@@ -58,6 +59,9 @@ use container::LiveSet;
 pub(crate) use ended::runtime_died;
 use images::PinnedImage;
 use lockdown::{Lockdown, Role};
+pub use settings::{
+    DockerEnvelope, DockerRuntime, DockerSettings, PLUGIN, SeccompSetting, valid_guest_uid,
+};
 
 /// Seconds a passing (or failing) preflight is reused.
 const PREFLIGHT_CACHE: Duration = Duration::from_secs(5);
@@ -264,9 +268,12 @@ impl DockerProvider {
     /// Builds the provider from the configuration: resolves the local socket
     /// (refusing a remote daemon), reads the seccomp profile, applies the
     /// resource defaults. Talks to no daemon yet.
-    pub fn new(config: &Config) -> std::result::Result<DockerProvider, ConfigError> {
-        let settings = config.docker.clone();
-        let envelope = DockerEnvelope::from_settings(&config.resources, settings.runtime)?;
+    pub fn new(
+        setup: &Setup,
+        settings: &DockerSettings,
+    ) -> std::result::Result<DockerProvider, ConfigError> {
+        let settings = settings.clone();
+        let envelope = DockerEnvelope::from_settings(&setup.resources, settings.runtime)?;
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let socket = endpoint::resolve(&settings, home.as_deref())?;
         let seccomp = seccomp::security_opt(&settings.seccomp)?;
@@ -307,20 +314,20 @@ impl DockerProvider {
                     envelope,
                     seccomp_opt,
                     exec_filter,
-                    instance: config.instance.clone(),
+                    instance: setup.instance.clone(),
                 },
                 live: LiveSet::default(),
                 state: Mutex::new(State::default()),
                 preflight: tokio::sync::Mutex::new(None),
                 policy,
                 seccomp: seccomp.profile,
-                session_disk_mb: config.sessions.disk_mb,
-                sessions_on: config.sessions.enabled(),
+                session_disk_mb: setup.sessions.disk_mb,
+                sessions_on: setup.sessions.enabled(),
                 recovered: std::sync::atomic::AtomicBool::new(false),
             }),
             pool: Arc::new(session::Pool::new(
-                config.sessions.pool as usize,
-                config.sessions.lifetime,
+                setup.sessions.pool as usize,
+                setup.sessions.lifetime,
             )),
         })
     }

@@ -9,7 +9,7 @@
 //! whether the kernel honours the flags it reports — the write and exec tests
 //! do that behaviourally.
 
-use crate::config::DockerRuntime;
+use crate::provider::docker::DockerRuntime;
 use crate::provider::docker::lockdown::Promise;
 
 /// One line of mountinfo.

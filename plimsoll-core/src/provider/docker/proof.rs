@@ -21,10 +21,10 @@ use bollard::Docker;
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::DockerRuntime;
 use crate::error::{Error, Result};
 use crate::grant::socket::{self, Access};
 use crate::provider::RunContext;
+use crate::provider::docker::DockerRuntime;
 use crate::provider::docker::container::Live;
 use crate::provider::docker::exec::{self, Ended, ExecSpec};
 use crate::provider::docker::images::PinnedImage;

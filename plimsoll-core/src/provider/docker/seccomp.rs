@@ -16,7 +16,7 @@
 //! cover: `minKernel` conditions (taken as met) and docker's built-in profile,
 //! whose rules the Engine API does not expose: its effect is measured instead.
 
-use crate::config::{ConfigError, SeccompSetting};
+use crate::provider::docker::{ConfigError, SeccompSetting};
 
 /// The shipped profile, `images/seccomp.json`.
 pub(crate) const SHIPPED: &str = include_str!("../../../../images/seccomp.json");

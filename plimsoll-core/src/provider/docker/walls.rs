@@ -29,13 +29,13 @@ use std::time::Duration;
 
 use bollard::Docker;
 
-use crate::config::{DockerRuntime, SeccompSetting};
 use crate::error::{Error, Result};
 use crate::provider::docker::container::Live;
 use crate::provider::docker::images::PinnedImage;
 use crate::provider::docker::lockdown::{Lockdown, Role, container_name};
 use crate::provider::docker::seccomp::{PROBES, Profile, Verdict};
 use crate::provider::docker::snippet::unix_after;
+use crate::provider::docker::{DockerRuntime, SeccompSetting};
 use crate::provider::docker::{Inner, proof};
 
 /// The probe: one line per probe (`probe <i> <rc> <errno>`, or `probe <i>

@@ -33,9 +33,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::config::{Config, ConfigError};
+use crate::env::ConfigError;
 use crate::error::{Error, ErrorCode, Result};
-use crate::provider::{Environment, Environments, Provider, RunContext};
+use crate::provider::{Environment, Environments, Provider, RunContext, Setup};
 use crate::request::JavaScriptRun;
 use crate::result::JavaScriptResult;
 use crate::tier::Isolation;
@@ -44,6 +44,7 @@ use crate::wire::RunResources;
 mod guest;
 mod host;
 mod limits;
+mod plugin;
 mod pool;
 mod proof;
 mod run;
@@ -51,6 +52,7 @@ mod run;
 pub use guest::MAX_MEMORY_MB;
 pub use host::{HOST_FAULT, HOST_NO_GRANT, HOST_NOTHING_PENDING, HOST_TIMEOUT};
 pub use limits::OUTPUT_CAP;
+pub use plugin::{PLUGIN, WasmSettings};
 pub use run::{EXIT_TIMEOUT, EXIT_TRAP};
 
 /// The memory cap when `SANDBOX_MEMORY_MB` is unset, MiB.
@@ -77,10 +79,10 @@ impl std::fmt::Debug for Wasm {
 }
 
 impl Wasm {
-    /// The provider the configuration asks for: only `SANDBOX_MEMORY_MB` applies.
-    pub fn from_config(config: &Config) -> std::result::Result<Wasm, ConfigError> {
-        config.resources.only("wasm", &["SANDBOX_MEMORY_MB"])?;
-        Wasm::new(config.resources.memory_mb.unwrap_or(DEFAULT_MEMORY_MB))
+    /// The provider a setup asks for: only `SANDBOX_MEMORY_MB` applies.
+    pub fn from_setup(setup: &Setup) -> std::result::Result<Wasm, ConfigError> {
+        setup.resources.only("wasm", &["SANDBOX_MEMORY_MB"])?;
+        Wasm::new(setup.resources.memory_mb.unwrap_or(DEFAULT_MEMORY_MB))
     }
 
     /// A provider whose runs get `memory_mb` MiB of linear memory. Fails if the

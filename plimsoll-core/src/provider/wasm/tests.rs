@@ -3,7 +3,7 @@
 //! `tests/wasm.rs`.
 
 use super::*;
-use crate::config::ResourceSettings;
+use crate::provider::ResourceSettings;
 use tokio_util::sync::CancellationToken;
 
 fn provider() -> Wasm {
@@ -298,10 +298,9 @@ async fn the_startup_proof_passes_and_the_host_call_says_no_grant() {
 
 #[test]
 fn configuration_is_strict() {
-    let with = |resources: ResourceSettings| Config {
-        provider: crate::config::ProviderKind::Wasm,
+    let with = |resources: ResourceSettings| Setup {
         resources,
-        ..Config::default()
+        ..Setup::default()
     };
     for (resources, variable) in [
         (
@@ -341,11 +340,11 @@ fn configuration_is_strict() {
         ),
     ] {
         assert_eq!(
-            Wasm::from_config(&with(resources)).unwrap_err().variable,
+            Wasm::from_setup(&with(resources)).unwrap_err().variable,
             variable
         );
     }
-    let w = Wasm::from_config(&with(ResourceSettings {
+    let w = Wasm::from_setup(&with(ResourceSettings {
         memory_mb: Some(32),
         ..Default::default()
     }))
