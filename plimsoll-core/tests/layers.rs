@@ -2,13 +2,8 @@
 //! uses a module that uses it back. This reads `src/` and builds the graph of
 //! `crate::…` paths (in `use` and inline, grouped or not, and `super::` up to
 //! the top level), with test-only code left out, then finds its strongly
-//! connected components. A cycle names its modules and the paths that close
-//! it.
-//!
-//! `STILL_CYCLIC` is the one cycle left from before the layering (the engine
-//! and session pipelines, configuration and the provider doctor), which issue
-//! 14's remaining steps take apart; a module outside it that joins a cycle, or
-//! any second cycle, fails now.
+//! connected components. Any cycle fails, naming its modules and the paths
+//! that close it.
 
 #![expect(
     clippy::unwrap_used,
@@ -17,9 +12,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-
-/// Modules still in one cycle, to be emptied.
-const STILL_CYCLIC: &[&str] = &["engine", "session"];
 
 /// Source with comments, string literals and test-only items removed.
 fn code_of(src: &str) -> String {
@@ -300,28 +292,12 @@ fn describe(g: &Graph, comp: &BTreeSet<String>) -> String {
 fn no_module_of_the_core_uses_one_that_uses_it_back() {
     let g = graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
     assert!(g.len() > 15, "the source was not read: {:?}", g.keys());
-    let known: BTreeSet<String> = STILL_CYCLIC.iter().map(|s| (*s).to_owned()).collect();
     let found = cycles(&g);
-    let mut problems = Vec::new();
-    for comp in &found {
-        if !comp.is_subset(&known) {
-            problems.push(describe(&g, comp));
-        }
-    }
-    if found.len() > 1 {
-        problems.push(format!("more than one cycle: {found:?}"));
-    }
+    let problems: Vec<String> = found.iter().map(|comp| describe(&g, comp)).collect();
     assert!(
         problems.is_empty(),
         "import cycles:\n{}",
         problems.join("\n")
-    );
-    // The list only shrinks: a module it names that no longer cycles comes off it.
-    let cyclic: BTreeSet<String> = found.into_iter().flatten().collect();
-    let freed: Vec<&String> = known.difference(&cyclic).collect();
-    assert!(
-        freed.is_empty(),
-        "no longer in a cycle, take off STILL_CYCLIC: {freed:?}"
     );
 }
 

@@ -1,11 +1,14 @@
 //! Engine ordering: every refusal happens before the provider sees anything.
 
 use super::*;
-use crate::error::Refusal;
+use crate::error::{ErrorCode, Refusal};
+use crate::provider::{self, RunContext};
+use crate::request::Payload;
 use crate::request::{
     CellRun, Envelope, JavaScriptRun, ModuleRow, ModuleRun, ProjectRun, SoftwareRule,
 };
 use crate::result::JavaScriptResult;
+use crate::result::Output;
 use crate::verify::check_single;
 use async_trait::async_trait;
 use std::sync::atomic::{AtomicUsize, Ordering};

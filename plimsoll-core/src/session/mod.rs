@@ -16,13 +16,12 @@ use tokio::sync::OwnedMutexGuard;
 use tokio_util::sync::CancellationToken;
 
 use crate::admission::Permit;
-use crate::digest::{request_digest, result_digest, rule_id};
-use crate::engine::{Caller, Engine};
+use crate::digest::rule_id;
 use crate::error::{Error, ErrorCode, Refusal, Result, SessionEnd, SessionEnded};
-use crate::provider::{Environment, RunContext};
-use crate::record::{RECORD_VERSION, RunRecord, seal, session_fingerprint};
-use crate::request::{PROTOCOL, Payload, Request, SoftwareRule, check_protocol, valid_trace_id};
-use crate::result::Output;
+use crate::pipeline::{Caller, Link, Path, Pipeline, Target, check_rule, effective_timeout};
+use crate::provider::{self, Environment};
+use crate::record::session_fingerprint;
+use crate::request::{PROTOCOL, Request, SoftwareRule, check_protocol, valid_trace_id};
 use crate::tier::Floor;
 use crate::wire::connect::ConnectCode;
 use crate::wire::{
@@ -38,6 +37,7 @@ pub const KEEP_ENDED: Duration = Duration::from_secs(600);
 /// The session manager.
 pub struct Sessions {
     settings: SessionSettings,
+    pipeline: Arc<Pipeline>,
     map: Mutex<HashMap<String, Arc<Entry>>>,
 }
 
@@ -78,7 +78,8 @@ fn unix_ms(t: SystemTime) -> i64 {
         .unwrap_or(0)
 }
 
-fn not_found() -> Error {
+/// The refusal of an unknown session, or another caller's.
+pub(crate) fn not_found() -> Error {
     Error::session_ended(SessionEnd::NotFound, "no such session for this caller")
 }
 
@@ -113,10 +114,11 @@ async fn release(slot: &mut Slot) {
 }
 
 impl Sessions {
-    /// A manager for `settings`.
-    pub fn new(settings: SessionSettings) -> Arc<Sessions> {
+    /// A manager for `settings` over the engine's pipeline.
+    pub(crate) fn new(settings: SessionSettings, pipeline: Arc<Pipeline>) -> Arc<Sessions> {
         Arc::new(Sessions {
             settings,
+            pipeline,
             map: Mutex::default(),
         })
     }
@@ -124,6 +126,27 @@ impl Sessions {
     /// The settings in force.
     pub fn settings(&self) -> &SessionSettings {
         &self.settings
+    }
+
+    /// Whether sessions are on (`SANDBOX_MAX_SESSIONS` above 0).
+    pub fn enabled(&self) -> bool {
+        self.settings.enabled()
+    }
+
+    /// The session environment, or why there is none: a daemon that runs
+    /// nothing, sessions off, or a provider that keeps none.
+    fn environment(&self) -> Result<Environment> {
+        if self.pipeline.proven() == crate::tier::Isolation::None {
+            return Err(provider::disabled::refusal());
+        }
+        let p = self.pipeline.provider();
+        match p.environments().session {
+            Some(env) if self.enabled() && p.capabilities().sessions => Ok(env),
+            _ => Err(Error::unsupported(format!(
+                "the {} provider keeps no sessions here",
+                p.name()
+            ))),
+        }
     }
 
     /// Sessions not yet ended.
@@ -158,7 +181,6 @@ impl Sessions {
     /// Opens a session for `caller`.
     pub async fn open(
         &self,
-        engine: &Engine,
         caller: &Caller,
         req: &OpenSessionRequest,
     ) -> Result<OpenSessionResponse> {
@@ -184,25 +206,10 @@ impl Sessions {
                 "owner must be 1 to 64 characters of [A-Za-z0-9._:-]",
             ));
         }
-        if !engine.isolation().meets(floor) {
-            return Err(Error::new(
-                ErrorCode::InsufficientIsolation,
-                format!(
-                    "this daemon's proven tier is {}, below the floor {}",
-                    engine.isolation(),
-                    floor.as_str()
-                ),
-            ));
-        }
-        let env = engine.session_environment()?;
-        if let Some(rule) = &req.software_rule
-            && !rule.allows(&env.software_identity)
-        {
-            return Err(Error::new(
-                ErrorCode::SoftwareMismatch,
-                "the session's software is not in the request's software rule",
-            ));
-        }
+        let p = &self.pipeline;
+        p.meets(p.proven(), floor)?;
+        let env = self.environment()?;
+        check_rule(req.software_rule.as_ref(), &env)?;
         let shorten = |asked: u32, default: Duration| {
             if asked == 0 {
                 default
@@ -234,7 +241,7 @@ impl Sessions {
             }
         }
         // Opening is charged like a run, and a session holds its slot while it runs.
-        let permit = engine.admission().admit(&caller.principal)?;
+        let permit = p.admission().admit(&caller.principal)?;
         let id = hex::encode(rand::random::<[u8; 16]>());
         let fingerprint = session_fingerprint(&id);
         let spec = SandboxSpec {
@@ -242,15 +249,14 @@ impl Sessions {
             lifetime_ms: lifetime.as_millis() as u64,
             languages,
         };
-        let sandbox: Arc<dyn SessionSandbox> =
-            Arc::from(engine.provider().open_session(&spec).await?);
+        let sandbox: Arc<dyn SessionSandbox> = Arc::from(p.provider().open_session(&spec).await?);
         let now = Instant::now();
-        let evidence = engine.evidence(&env);
+        let evidence = p.evidence(&env);
         let entry = Arc::new(Entry {
             fingerprint: fingerprint.clone(),
             owner: caller.principal.clone(),
             rule: req.software_rule.clone(),
-            isolation: engine.isolation(),
+            isolation: p.proven(),
             evidence: evidence.clone(),
             env,
             expires_at: now + lifetime,
@@ -283,7 +289,6 @@ impl Sessions {
     /// Runs one call in a session.
     pub async fn run(
         &self,
-        engine: &Engine,
         caller: &Caller,
         session_id: &str,
         mut request: Request,
@@ -291,20 +296,12 @@ impl Sessions {
     ) -> Result<SessionRunResponse> {
         request.envelope.check_protocol()?;
         let entry = self.lookup(session_id, &caller.principal)?;
-        let floor = request.envelope.validate()?;
-        request.payload.validate()?;
-        if matches!(request.payload, Payload::Module(_)) {
-            return Err(Error::invalid("a session runs no module"));
-        }
+        let p = &self.pipeline;
+        let floor = p.check(&mut request, Path::Session)?;
         if let Some(end) = entry.ended() {
             return Err(Error::session_ended(end.reason, end.detail));
         }
-        if !entry.isolation.meets(floor) {
-            return Err(Error::new(
-                ErrorCode::InsufficientIsolation,
-                "the session's tier is below the call's floor",
-            ));
-        }
+        p.meets(entry.isolation, floor)?;
         let carried = request.envelope.software_rule.as_ref();
         if SoftwareRule::intersect(entry.rule.as_ref(), carried)
             .map_or(true, |merged| rule_id(merged.as_ref()) != rule_id(carried))
@@ -313,13 +310,10 @@ impl Sessions {
                 "a session call carries the session's software rule (intersected with its own)",
             ));
         }
-        let profile = match request.payload.grant_profile() {
-            "" => None,
-            name => Some(engine.check_grant(&request.payload, name, &caller.principal, true)?),
-        };
-        engine.admission().charge(&caller.principal)?;
+        let profile = p.grant(&request.payload, &caller.principal, true)?;
+        p.admission().charge(&caller.principal)?;
         let guard = self.take_turn(&entry, &cancel).await?;
-        self.call(engine, caller, &entry, guard, request, profile, cancel)
+        self.call(caller, &entry, guard, request, profile, cancel)
             .await
     }
 
@@ -355,13 +349,8 @@ impl Sessions {
         })
     }
 
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "one call's whole context, used once"
-    )]
     async fn call(
         &self,
-        engine: &Engine,
         caller: &Caller,
         entry: &Arc<Entry>,
         mut slot: OwnedMutexGuard<Slot>,
@@ -380,7 +369,7 @@ impl Sessions {
         };
         if lock(&entry.state).suspended {
             if slot.permit.is_none() {
-                slot.permit = Some(engine.admission().hold(&caller.principal)?);
+                slot.permit = Some(self.pipeline.admission().hold(&caller.principal)?);
             }
             sandbox.resume().await?;
             lock(&entry.state).suspended = false;
@@ -390,59 +379,36 @@ impl Sessions {
             release(&mut slot).await;
             return Err(Error::session_ended(end.reason, end.detail));
         }
-        let timeout_ms = crate::engine::effective_timeout(request.envelope.timeout_ms, &entry.env);
+        let p = &self.pipeline;
+        let timeout_ms = effective_timeout(request.envelope.timeout_ms, &entry.env);
         let timeout = Duration::from_millis(u64::from(timeout_ms)).min(
             entry
                 .expires_at
                 .saturating_duration_since(Instant::now())
                 .max(Duration::from_millis(1)),
         );
-        let grant = match profile {
-            Some(p) => Some(engine.grants().open(p, &caller.principal, timeout)?),
-            None => None,
-        };
-        let ctx = RunContext {
-            timeout,
-            cancel,
-            principal: caller.principal.clone(),
-            grant,
-        };
-        let started = SystemTime::now();
-        let clock = Instant::now();
-        let output = match &request.payload {
-            Payload::JavaScript(j) => sandbox
-                .run_javascript(j, &ctx)
-                .await
-                .map(Output::JavaScript),
-            Payload::Project(p) => sandbox.run_project(p, &ctx).await.map(Output::Project),
-            Payload::Cell(c) => sandbox.run_cell(c, &ctx).await.map(Output::Cell),
-            Payload::Module(_) => unreachable!("refused above"),
-        };
-        let elapsed = clock.elapsed();
+        let ctx = p.context(timeout, profile, &caller.principal, cancel)?;
+        let (output, started, elapsed) = p
+            .dispatch(Target::Session(&*sandbox), &request.payload, &ctx)
+            .await;
         lock(&entry.state).last_used = Instant::now();
-        let record = |output: Option<&Output>, unanswered: &str| {
+        // The chain counts every call that ran or may have run.
+        let record = |output: Option<&_>, unanswered: &str| {
             let mut s = lock(&entry.state);
-            let started_ms = unix_ms(started);
-            let mut r = RunRecord {
-                version: RECORD_VERSION,
-                request_sha256: request_digest(&request.envelope, Some(&request.payload)),
-                result_sha256: output.map(|o| result_digest(Some(o))).unwrap_or_default(),
-                unanswered: unanswered.to_owned(),
-                provider: entry.evidence.sandbox.clone(),
-                isolation: entry.evidence.isolation.clone(),
-                environment: entry.evidence.environment.clone(),
-                policy: engine.policy(),
-                started_unix_ms: started_ms,
-                ended_unix_ms: started_ms + elapsed.as_millis() as i64,
+            let link = Link {
                 session: entry.fingerprint.clone(),
                 sequence: s.calls + 1,
-                previous_sha256: s.last.clone(),
-                software_identity: entry.evidence.software_identity.clone(),
-                software_rule_id: rule_id(request.envelope.software_rule.as_ref()),
-                instance: entry.evidence.instance.clone(),
-                ..RunRecord::default()
+                previous: s.last.clone(),
             };
-            seal(&mut r);
+            let r = p.stamp(
+                &request,
+                &entry.evidence,
+                output,
+                unanswered,
+                started,
+                elapsed,
+                Some(link),
+            );
             s.calls = r.sequence;
             s.last = r.record_sha256.clone();
             r

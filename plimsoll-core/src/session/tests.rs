@@ -3,7 +3,9 @@
 
 use super::*;
 use crate::config::Config;
-use crate::request::{CellRun, Envelope, JavaScriptRun};
+use crate::engine::Engine;
+use crate::request::{CellRun, Envelope, JavaScriptRun, Payload};
+use crate::result::Output;
 use crate::testkit::{engine, on};
 use crate::verify::Chain;
 use std::sync::atomic::Ordering;
