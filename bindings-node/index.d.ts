@@ -89,14 +89,6 @@ export declare class Session {
   close(): Promise<SessionSummary>
 }
 
-/** A file collected after a project. */
-export interface Artifact {
-  /** The requested path. */
-  path: string
-  /** Its bytes. */
-  content: Buffer
-}
-
 /** Options for a request given as JSON. */
 export interface CallOptions {
   /** Aborting it cancels the run. */
@@ -117,48 +109,6 @@ export interface CellOptions {
   traceId?: string
   /** Aborting it cancels the call. */
   signal?: AbortSignal
-}
-
-/** What a notebook cell did. */
-export interface CellResult {
-  /** The payload kind. */
-  kind: 'cell'
-  /** The provider that ran it. */
-  sandbox: string
-  /** The tier that ran it: configuration plus startup proof, never attestation. */
-  isolation: string
-  /** The content-addressed environment, or empty. */
-  environment: string
-  /** The software identity, or empty. */
-  softwareIdentity: string
-  /** The instance reference. */
-  instance: string
-  /** Wall time, ms. */
-  durationMs: number
-  /** The run record. */
-  record?: RunRecord
-  /** For a session call: why the session ended during or after it. */
-  sessionEnd?: string
-  /** The request as sent, in plimsoll.v1 JSON (for `verifyRun` and `Chain`). */
-  requestJson: string
-  /** The answer, in plimsoll.v1 JSON. */
-  responseJson: string
-  /** Standard output (the last expression's value is printed here). */
-  stdout: Buffer
-  /** Standard error. */
-  stderr: Buffer
-  /** 0 ran, 1 raised, 124 deadline. */
-  exitCode: number
-  /** The deadline ended it (and its interpreter). */
-  timedOut: boolean
-  /** Standard output was cut at the cap. */
-  stdoutTruncated: boolean
-  /** Standard error was cut at the cap. */
-  stderrTruncated: boolean
-  /** The call began with a fresh interpreter. */
-  interpreterStarted: boolean
-  /** The interpreter ended during or after this call. */
-  interpreterEnded: boolean
 }
 
 /** Options for a remote client. */
@@ -189,90 +139,6 @@ export declare function errorCodes(): Array<ErrorCodeInfo>
 /** The error a core error with `code` and `message` becomes (for tests and tools). */
 export declare function errorForCode(code: string, message: string): Error
 
-/** What a JavaScript snippet did. A non-zero exit is a result, not an error. */
-export interface JavaScriptResult {
-  /** The payload kind. */
-  kind: 'javascript'
-  /** The provider that ran it. */
-  sandbox: string
-  /** The tier that ran it: configuration plus startup proof, never attestation. */
-  isolation: string
-  /** The content-addressed environment, or empty. */
-  environment: string
-  /** The software identity, or empty. */
-  softwareIdentity: string
-  /** The instance reference. */
-  instance: string
-  /** Wall time, ms. */
-  durationMs: number
-  /** The run record. */
-  record?: RunRecord
-  /** For a session call: why the session ended during or after it. */
-  sessionEnd?: string
-  /** The request as sent, in plimsoll.v1 JSON (for `verifyRun` and `Chain`). */
-  requestJson: string
-  /** The answer, in plimsoll.v1 JSON. */
-  responseJson: string
-  /** Standard output as kept. */
-  stdout: Buffer
-  /** Standard error as kept. */
-  stderr: Buffer
-  /** The exit code; 124 when the deadline ended it. */
-  exitCode: number
-  /** The deadline ended it. */
-  timedOut: boolean
-  /** Standard output was cut at the cap. */
-  stdoutTruncated: boolean
-  /** Standard error was cut at the cap. */
-  stderrTruncated: boolean
-}
-
-/** What a module run did. */
-export interface ModuleResult {
-  /** The payload kind. */
-  kind: 'module'
-  /** The provider that ran it. */
-  sandbox: string
-  /** The tier that ran it: configuration plus startup proof, never attestation. */
-  isolation: string
-  /** The content-addressed environment, or empty. */
-  environment: string
-  /** The software identity, or empty. */
-  softwareIdentity: string
-  /** The instance reference. */
-  instance: string
-  /** Wall time, ms. */
-  durationMs: number
-  /** The run record. */
-  record?: RunRecord
-  /** For a session call: why the session ended during or after it. */
-  sessionEnd?: string
-  /** The request as sent, in plimsoll.v1 JSON (for `verifyRun` and `Chain`). */
-  requestJson: string
-  /** The answer, in plimsoll.v1 JSON. */
-  responseJson: string
-  /** How the run concluded. */
-  outcome: string
-  /** Human context. */
-  outcomeDetail: string
-  /** Output width. */
-  width: number
-  /** One per row. */
-  runs: Array<ModuleRow>
-  /** Standard output. */
-  stdout: Buffer
-  /** Standard error. */
-  stderr: Buffer
-}
-
-/** One module row's result. */
-export interface ModuleRow {
-  /** Status: non-negative on success. */
-  status: number
-  /** Outputs. */
-  outputs: Array<number>
-}
-
 /** A project: files written first, shell steps run in order, artifacts collected. */
 export interface ProjectInput {
   /** Path to text, written in key order. */
@@ -281,42 +147,6 @@ export interface ProjectInput {
   steps: Array<string>
   /** Paths to collect afterwards. */
   artifacts?: Array<string>
-}
-
-/** What a project did. */
-export interface ProjectResult {
-  /** The payload kind. */
-  kind: 'project'
-  /** The provider that ran it. */
-  sandbox: string
-  /** The tier that ran it: configuration plus startup proof, never attestation. */
-  isolation: string
-  /** The content-addressed environment, or empty. */
-  environment: string
-  /** The software identity, or empty. */
-  softwareIdentity: string
-  /** The instance reference. */
-  instance: string
-  /** Wall time, ms. */
-  durationMs: number
-  /** The run record. */
-  record?: RunRecord
-  /** For a session call: why the session ended during or after it. */
-  sessionEnd?: string
-  /** The request as sent, in plimsoll.v1 JSON (for `verifyRun` and `Chain`). */
-  requestJson: string
-  /** The answer, in plimsoll.v1 JSON. */
-  responseJson: string
-  /** `completed`, `setup_failed`, `timed_out`, `protocol_error` or `runner_failed`. */
-  outcome: string
-  /** Human context for the outcome. */
-  outcomeDetail: string
-  /** One per step that ran. */
-  steps: Array<Step>
-  /** Collected artifacts. */
-  artifacts: Array<Artifact>
-  /** Some artifacts were dropped at the cap. */
-  artifactsTruncated: boolean
 }
 
 /** The protocol number this build speaks. */
@@ -338,10 +168,45 @@ export interface RunOptions {
   signal?: AbortSignal
 }
 
+/** Options for opening a session. */
+export interface SessionOptions {
+  /** The floor every call must meet. */
+  minimumIsolation?: string
+  /** The software rule every call carries. */
+  softwareRule?: SoftwareRule
+  /** A shorter lifetime, ms. */
+  lifetimeMs?: number
+  /** A shorter idle timeout, ms. */
+  idleTimeoutMs?: number
+  /** Language hints (`javascript`, `python`). */
+  languages?: Array<string>
+  /** Aborting it abandons the open. */
+  signal?: AbortSignal
+}
+
+/** Which software a caller accepts. */
+export interface SoftwareRule {
+  /** `exact` (one identity) or `approved` (1 to 32). */
+  mode: 'exact' | 'approved'
+  /** The accepted software identities. */
+  identities: Array<string>
+}
+
 /**
- * A run record (version 4): digests of what was asked and what came back, the
- * evidence, the times, and in a session the chain. It is not a signature.
+ * Checks a single run's answer against the request sent (the core's
+ * `verify.check_single`) and returns its record. Throws `record_mismatch`,
+ * `isolation_evidence_mismatch`, or `transport` for unreadable JSON.
  */
+export declare function verifyRun(requestJson: string, responseJson: string): RunRecord
+
+/** This package's version. */
+export declare function version(): string
+
+// ---- result types (results.d.ts)
+// Generated from plimsoll-core's data model (plimsoll-core/src/view); do not edit.
+// Regenerate: PLIMSOLL_BLESS=1 cargo test -p plimsoll-core --lib view
+
+/** A run record (version 4): digests of what was asked and what came back, the evidence, the times, and in a session the chain. It is not a signature. */
 export interface RunRecord {
   /** Record version (4). */
   version: number
@@ -379,40 +244,72 @@ export interface RunRecord {
   instance: string
 }
 
-/** Options for opening a session. */
-export interface SessionOptions {
-  /** The floor every call must meet. */
-  minimumIsolation?: string
-  /** The software rule every call carries. */
-  softwareRule?: SoftwareRule
-  /** A shorter lifetime, ms. */
-  lifetimeMs?: number
-  /** A shorter idle timeout, ms. */
-  idleTimeoutMs?: number
-  /** Language hints (`javascript`, `python`). */
-  languages?: Array<string>
-  /** Aborting it abandons the open. */
-  signal?: AbortSignal
+/** Whatever ran: evidence, record, and the exact wire JSON of the request sent and the answer received. */
+export interface RunResult {
+  /** `javascript`, `project`, `module` or `cell`. */
+  kind: string
+  /** The provider that ran it. */
+  sandbox: string
+  /** The tier that ran it: configuration plus startup proof, never attestation. */
+  isolation: string
+  /** The content-addressed environment, or empty. */
+  environment: string
+  /** The software identity, or empty. */
+  softwareIdentity: string
+  /** The instance reference. */
+  instance: string
+  /** Wall time, ms (not digested). */
+  durationMs: number
+  /** The run record. */
+  record?: RunRecord
+  /** The run record as plimsoll.v1 JSON. */
+  recordJson?: string
+  /** For a session call: why the session ended during or after it. */
+  sessionEnd?: string
+  /** The request as sent, in plimsoll.v1 JSON (for verify_run and Chain). */
+  requestJson: string
+  /** The answer, in plimsoll.v1 JSON. */
+  responseJson: string
 }
 
-/** A closed session's summary, as the core checked it. */
-export interface SessionSummary {
-  /** The session fingerprint. */
-  session: string
-  /** Calls executed. */
-  calls: number
-  /** The last record's digest, or empty. */
-  lastRecordSha256: string
-  /** `closed`, or the earlier end. */
-  ended: string
+/** What a JavaScript snippet did. A non-zero exit is a result, not an error. */
+export interface JavaScriptResult extends RunResult {
+  /** The payload kind. */
+  kind: 'javascript'
+  /** Standard output as kept. */
+  stdout: Buffer
+  /** Standard error as kept. */
+  stderr: Buffer
+  /** The exit code; 124 when the deadline ended it. */
+  exitCode: number
+  /** The deadline ended it. */
+  timedOut: boolean
+  /** Standard output was cut at the cap. */
+  stdoutTruncated: boolean
+  /** Standard error was cut at the cap. */
+  stderrTruncated: boolean
 }
 
-/** Which software a caller accepts. */
-export interface SoftwareRule {
-  /** `exact` (one identity) or `approved` (1 to 32). */
-  mode: 'exact' | 'approved'
-  /** The accepted software identities. */
-  identities: Array<string>
+/** What a notebook cell did. */
+export interface CellResult extends RunResult {
+  /** The payload kind. */
+  kind: 'cell'
+  /** Standard output (the last expression's value is printed here). */
+  stdout: Buffer
+  /** Standard error. */
+  stderr: Buffer
+  /** 0 ran, 1 raised, 124 deadline. */
+  exitCode: number
+  /** The deadline ended it (and its interpreter). */
+  timedOut: boolean
+  /** Standard output was cut at the cap. */
+  stdoutTruncated: boolean
+  /** Standard error was cut at the cap. */
+  stderrTruncated: boolean
+  /** The call began with a fresh interpreter: nothing defined earlier exists. */
+  interpreterStarted: boolean
+  /** The interpreter ended during or after this call. */
+  interpreterEnded: boolean
 }
 
 /** One project step that ran. */
@@ -435,12 +332,67 @@ export interface Step {
   stderrTruncated: boolean
 }
 
-/**
- * Checks a single run's answer against the request sent (the core's
- * `verify.check_single`) and returns its record. Throws `record_mismatch`,
- * `isolation_evidence_mismatch`, or `transport` for unreadable JSON.
- */
-export declare function verifyRun(requestJson: string, responseJson: string): RunRecord
+/** One collected artifact. */
+export interface Artifact {
+  /** Its path under the project, as asked for. */
+  path: string
+  /** Its content. */
+  content: Buffer
+}
 
-/** This package's version. */
-export declare function version(): string
+/** What a project did. */
+export interface ProjectResult extends RunResult {
+  /** The payload kind. */
+  kind: 'project'
+  /** How the run concluded: `completed`, `setup_failed`, `timed_out`, `protocol_error`, `runner_failed`. */
+  outcome: string
+  /** Human context for the outcome. */
+  outcomeDetail: string
+  /** One per step that ran. */
+  steps: Array<Step>
+  /** Collected artifacts, in the order returned. */
+  artifacts: Array<Artifact>
+  /** Some artifacts were dropped at the cap. */
+  artifactsTruncated: boolean
+}
+
+/** One module row's result. */
+export interface ModuleRow {
+  /** The row's status (0 ran). */
+  status: number
+  /** Its outputs. */
+  outputs: Array<number>
+}
+
+/** What a module run did. */
+export interface ModuleResult extends RunResult {
+  /** The payload kind. */
+  kind: 'module'
+  /** How the run concluded. */
+  outcome: string
+  /** Human context. */
+  outcomeDetail: string
+  /** Output width. */
+  width: number
+  /** One per row. */
+  runs: Array<ModuleRow>
+  /** Standard output. */
+  stdout: Buffer
+  /** Standard error. */
+  stderr: Buffer
+}
+
+/** A closed session's summary, as the core checked it. */
+export interface SessionSummary {
+  /** The session fingerprint. */
+  session: string
+  /** Calls executed. */
+  calls: number
+  /** The last record's digest, or empty. */
+  lastRecordSha256: string
+  /** `closed`, or the earlier end. */
+  ended: string
+}
+
+/** A result of whichever kind ran. */
+export type AnyResult = JavaScriptResult | ProjectResult | CellResult | ModuleResult

@@ -137,6 +137,45 @@ typedef uint32_t plimsoll_status;
 #endif // __cplusplus
 
 /**
+ * What kind of value a field holds: the member of [`PlimsollValue`] that is set.
+ */
+typedef enum {
+  /**
+   * An optional field that is absent (`session_end` of a fresh run, a missing `record`).
+   */
+  PLIMSOLL_VALUE_KIND_NONE = 0,
+  /**
+   * `text`: NUL-terminated UTF-8 owned by the response.
+   */
+  PLIMSOLL_VALUE_KIND_TEXT = 1,
+  /**
+   * `bytes`: points into the response.
+   */
+  PLIMSOLL_VALUE_KIND_BYTES = 2,
+  /**
+   * `integer`.
+   */
+  PLIMSOLL_VALUE_KIND_INTEGER = 3,
+  /**
+   * `flag`.
+   */
+  PLIMSOLL_VALUE_KIND_FLAG = 4,
+  /**
+   * `floats`, `count` of them, pointing into the response.
+   */
+  PLIMSOLL_VALUE_KIND_FLOATS = 5,
+  /**
+   * A list (`steps`, `artifacts`, `runs`) of `count` objects: read their
+   * fields as `steps.<i>.<field>`.
+   */
+  PLIMSOLL_VALUE_KIND_LIST = 6,
+  /**
+   * An object (`record`): read its fields as `record.<field>`.
+   */
+  PLIMSOLL_VALUE_KIND_OBJECT = 7,
+} plimsoll_value_kind;
+
+/**
  * A cancellation switch for blocking calls; another thread may trigger it.
  * Once triggered it stays triggered: make a new one per call.
  *
@@ -203,11 +242,12 @@ typedef struct plimsoll_request plimsoll_request;
 /**
  * A run's answer (from `plimsoll_client_run` or `plimsoll_session_run`):
  * evidence (provider, tier), the result, and the run record, verified against
- * the request before it was returned. Immutable.
+ * the request before it was returned. Immutable; read it with
+ * `plimsoll_response_get`.
  *
  * A guest's non-zero exit is a normal answer here, never an error.
  *
- * Thread-safety: immutable; may be read from several threads at once.
+ * Thread-safety: may be read from several threads at once.
  */
 typedef struct plimsoll_response plimsoll_response;
 
@@ -235,6 +275,41 @@ typedef struct {
    */
   size_t len;
 } plimsoll_slice;
+
+/**
+ * A field's value. Only the members its `kind` names are set; the others are
+ * zero (NULL pointers, an empty slice).
+ */
+typedef struct {
+  /**
+   * Which members are set.
+   */
+  plimsoll_value_kind kind;
+  /**
+   * A text field.
+   */
+  const char *text;
+  /**
+   * A byte field.
+   */
+  plimsoll_slice bytes;
+  /**
+   * An integer field.
+   */
+  int64_t integer;
+  /**
+   * A flag.
+   */
+  bool flag;
+  /**
+   * Numbers (a module row's outputs).
+   */
+  const double *floats;
+  /**
+   * How many numbers, or how many objects in a list.
+   */
+  size_t count;
+} plimsoll_value;
 
 #ifdef __cplusplus
 extern "C" {
@@ -780,371 +855,30 @@ const char *plimsoll_request_kind(const plimsoll_request *request);
 void plimsoll_request_free(plimsoll_request *request);
 
 /**
- * The whole answer as the wire's `RunResponse` JSON (ProtoJSON: bytes in
- * base64, 64-bit integers as strings). Owned by the response; `""` for NULL.
+ * Reads the field at `path` of the answer into `*out`: a common field
+ * (`sandbox`, `isolation`, `software_identity`, `duration_ms`, `session_end`,
+ * `request_json`, `response_json`, `record_json`, …), one of its kind
+ * (`stdout`, `exit_code`, `interpreter_started`, `outcome`, `steps`, …), or a
+ * nested one (`record.sequence`, `steps.0.stdout`, `artifacts.0.content`,
+ * `runs.0.outputs`). `docs/fields.md` lists every path with its type.
+ *
+ * `PLIMSOLL_STATUS_OK` with `out->kind` saying which member is set
+ * (`PLIMSOLL_VALUE_KIND_NONE` for an absent optional field);
+ * `PLIMSOLL_STATUS_INVALID_ARGUMENT` for a path this answer has no field at
+ * (another kind's field, an index out of range); `PLIMSOLL_STATUS_NULL_ARGUMENT`
+ * or `PLIMSOLL_STATUS_INVALID_UTF8` for a bad argument. Text and bytes are
+ * owned by the response and valid until it is freed.
  *
  * Thread-safety: may be called from several threads at once on one response.
  *
  * # Safety
- * `response` is NULL or a live response.
+ * `response` is NULL or a live response; `path` is NULL or a NUL-terminated
+ * string; `out` is NULL or writable; `error_out` is NULL or writable.
  */
-const char *plimsoll_response_json(const plimsoll_response *response);
-
-/**
- * The request as it was sent and as its record digests it, as the wire's
- * `RunRequest` JSON (in a session, with the session's floor and rule
- * applied). Owned by the response. Keep it with `plimsoll_response_json` to
- * verify the record later with `plimsoll_verify_record`.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-const char *plimsoll_response_request_json(const plimsoll_response *response);
-
-/**
- * The result's kind: `"javascript"`, `"project"`, `"module"`, `"cell"`; `""` for NULL. Static.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-const char *plimsoll_response_kind(const plimsoll_response *response);
-
-/**
- * The provider that ran it (`"wasm"`, `"docker"`, …). Owned by the response.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-const char *plimsoll_response_sandbox(const plimsoll_response *response);
-
-/**
- * The tier that ran it (`"process"`, `"container"`, `"kernel"`, `"vm"`):
- * configuration plus startup proof, never attestation. Owned by the response.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-const char *plimsoll_response_isolation(const plimsoll_response *response);
-
-/**
- * The software identity that ran it, or `""`. Owned by the response.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-const char *plimsoll_response_software_identity(const plimsoll_response *response);
-
-/**
- * Wall time in milliseconds (not digested).
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-int64_t plimsoll_response_duration_ms(const plimsoll_response *response);
-
-/**
- * The run record as JSON (camelCase fields, as on the wire). Owned by the
- * response; NULL when the answer carried none (never for a verified answer).
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-const char *plimsoll_response_record_json(const plimsoll_response *response);
-
-/**
- * The record's own digest (`recordSha256`, lowercase hex). Owned by the response.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-const char *plimsoll_response_record_sha256(const plimsoll_response *response);
-
-/**
- * The call's place in its session's chain (1-based); 0 for a single run.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-uint64_t plimsoll_response_record_sequence(const plimsoll_response *response);
-
-/**
- * Standard output as kept: the snippet's, the cell's, the module's, or a
- * project's last step's. Points into the response.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-plimsoll_slice plimsoll_response_stdout(const plimsoll_response *response);
-
-/**
- * Standard error as kept (same sources as stdout). Points into the response.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-plimsoll_slice plimsoll_response_stderr(const plimsoll_response *response);
-
-/**
- * The exit code (a snippet's, a cell's, or a project's last step's; 124
- * when a deadline ended it). 0 for a module.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-int32_t plimsoll_response_exit_code(const plimsoll_response *response);
-
-/**
- * Whether a deadline ended it (for a project: the last step, or the outcome).
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-bool plimsoll_response_timed_out(const plimsoll_response *response);
-
-/**
- * Whether standard output was cut at the cap (nothing is written into it to say so).
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-bool plimsoll_response_stdout_truncated(const plimsoll_response *response);
-
-/**
- * Whether standard error was cut at the cap.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-bool plimsoll_response_stderr_truncated(const plimsoll_response *response);
-
-/**
- * A cell began with a fresh interpreter: nothing defined earlier exists.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-bool plimsoll_response_interpreter_started(const plimsoll_response *response);
-
-/**
- * A cell's interpreter ended during or after the call.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-bool plimsoll_response_interpreter_ended(const plimsoll_response *response);
-
-/**
- * How a project or module concluded, as the wire number: 0 unspecified (any
- * other kind), 1 completed (a failing step still completes), 2 setup failed,
- * 3 timed out, 4 protocol error, 5 runner failed.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-uint32_t plimsoll_response_outcome(const plimsoll_response *response);
-
-/**
- * The outcome's name (`"completed"`, `"setup_failed"`, …; `"unspecified"`). Static.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-const char *plimsoll_response_outcome_name(const plimsoll_response *response);
-
-/**
- * Human context for a project's or module's outcome, or `""`. Owned by the response.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-const char *plimsoll_response_outcome_detail(const plimsoll_response *response);
-
-/**
- * How many project steps ran (0 for any other kind).
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-size_t plimsoll_response_step_count(const plimsoll_response *response);
-
-/**
- * How many artifacts a project collected.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-size_t plimsoll_response_artifact_count(const plimsoll_response *response);
-
-/**
- * Whether some artifacts were dropped at the cap.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-bool plimsoll_response_artifacts_truncated(const plimsoll_response *response);
-
-/**
- * For a session call: the session's end if it ended during or after this
- * call (the wire's `SessionEnd` number, see `plimsoll_error_session_end`); 0 while open.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-uint32_t plimsoll_response_session_ended(const plimsoll_response *response);
-
-/**
- * Step `index`'s command as sent. Owned by the response. Out of range, or not a project: the fallback.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-const char *plimsoll_response_step_command(const plimsoll_response *response,
-                                           size_t index);
-
-/**
- * Step `index`'s exit code (124 on a deadline). Out of range, or not a project: the fallback.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-int32_t plimsoll_response_step_exit_code(const plimsoll_response *response, size_t index);
-
-/**
- * Whether a deadline ended step `index`. Out of range, or not a project: the fallback.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-bool plimsoll_response_step_timed_out(const plimsoll_response *response, size_t index);
-
-/**
- * Step `index`'s wall time, ms. Out of range, or not a project: the fallback.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-int64_t plimsoll_response_step_duration_ms(const plimsoll_response *response, size_t index);
-
-/**
- * Step `index`'s standard output as kept. Points into the response. Out of range, or not a project: the fallback.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-plimsoll_slice plimsoll_response_step_stdout(const plimsoll_response *response,
-                                             size_t index);
-
-/**
- * Step `index`'s standard error as kept. Points into the response. Out of range, or not a project: the fallback.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-plimsoll_slice plimsoll_response_step_stderr(const plimsoll_response *response,
-                                             size_t index);
-
-/**
- * Whether step `index`'s standard output was cut at the cap. Out of range, or not a project: the fallback.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-bool plimsoll_response_step_stdout_truncated(const plimsoll_response *response,
-                                             size_t index);
-
-/**
- * Whether step `index`'s standard error was cut at the cap. Out of range, or not a project: the fallback.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-bool plimsoll_response_step_stderr_truncated(const plimsoll_response *response,
-                                             size_t index);
-
-/**
- * Artifact `index`'s requested path. Owned by the response. Out of range, or not a project: the fallback.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-const char *plimsoll_response_artifact_path(const plimsoll_response *response,
-                                            size_t index);
-
-/**
- * Artifact `index`'s bytes. Points into the response. Out of range, or not a project: the fallback.
- *
- * Thread-safety: may be called from several threads at once on one response.
- *
- * # Safety
- * `response` is NULL or a live response.
- */
-plimsoll_slice plimsoll_response_artifact_content(const plimsoll_response *response, size_t index);
+plimsoll_status plimsoll_response_get(const plimsoll_response *response,
+                                      const char *path,
+                                      plimsoll_value *out,
+                                      plimsoll_error **error_out);
 
 /**
  * Frees a response and everything read from it. NULL is a no-op.
@@ -1262,7 +996,7 @@ void plimsoll_session_free(plimsoll_session *session);
 
 /**
  * Verifies a single run's answer against the request that was sent, both as
- * the wire's JSON (`plimsoll_response_request_json` and `plimsoll_response_json`
+ * the wire's JSON (a response's `request_json` and `response_json` fields
  * give them): the record is present, bound to this request and this result,
  * its evidence equals the answer's, its digest holds, and the tier meets the
  * floor. `PLIMSOLL_STATUS_OK` when it holds; `PLIMSOLL_STATUS_RECORD_MISMATCH`

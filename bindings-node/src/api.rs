@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use plimsoll_core::client::{Runner, Session as CoreSession};
-use plimsoll_core::wire::RunRequest;
-use plimsoll_core::wire::json::{decode, encode};
+use plimsoll_core::wire::json::encode;
 use plimsoll_core::{Error as CoreError, Request};
 use tokio_util::sync::CancellationToken;
 
@@ -17,9 +16,7 @@ use crate::convert::{
     self, CallOptions, CellOptions, ClientOptions, ProjectInput, RunOptions, SessionOptions,
 };
 use crate::errors;
-use crate::results::{
-    self, AnyResult, CellResult, JavaScriptResult, ProjectResult, SessionSummary,
-};
+use crate::results::{self, Js};
 
 /// Runs `fut` on napi's tokio runtime; the promise resolves with `conv(value)`
 /// or rejects with the core error as a JavaScript error.
@@ -64,60 +61,39 @@ fn kind_mismatch() -> Error {
     )
 }
 
-fn run<'env, V: ToNapiValue + 'static>(
+/// The answer's object, when it is of the kind asked for (`None`: any kind).
+fn pick(want: Option<&'static str>, (kind, v): (&'static str, Js)) -> Result<Js> {
+    match want {
+        Some(w) if w != kind => Err(kind_mismatch()),
+        _ => Ok(v),
+    }
+}
+
+fn run<'env>(
     env: &'env Env,
     runner: &Runner,
     (req, cancel): (Request, CancellationToken),
-    pick: fn(AnyResult) -> Result<V>,
-) -> Result<PromiseRaw<'env, V>> {
+    want: Option<&'static str>,
+) -> Result<PromiseRaw<'env, Js>> {
     let r = runner.clone();
     let sent = req.clone();
     promise(
         env,
         async move { r.run(req, cancel).await },
-        move |_, resp| pick(results::run_result(&sent, resp, None)?),
+        move |_, resp| pick(want, results::run_result(&sent, resp, None)?),
     )
 }
 
-fn call<'env, V: ToNapiValue + 'static>(
+fn call<'env>(
     env: &'env Env,
     s: &CoreSession,
     (req, cancel): (Request, CancellationToken),
-    pick: fn(AnyResult) -> Result<V>,
-) -> Result<PromiseRaw<'env, V>> {
+    want: Option<&'static str>,
+) -> Result<PromiseRaw<'env, Js>> {
     let s = s.clone();
     promise(env, async move { s.run(req, cancel).await }, move |_, a| {
-        pick(results::run_result(
-            &a.request,
-            a.response,
-            a.ended.map(|e| e.as_str()),
-        )?)
+        pick(want, results::run_result(&a.request, a.response, a.ended)?)
     })
-}
-
-fn js(r: AnyResult) -> Result<JavaScriptResult> {
-    match r {
-        Either4::A(v) => Ok(v),
-        _ => Err(kind_mismatch()),
-    }
-}
-
-fn project(r: AnyResult) -> Result<ProjectResult> {
-    match r {
-        Either4::B(v) => Ok(v),
-        _ => Err(kind_mismatch()),
-    }
-}
-
-fn cell(r: AnyResult) -> Result<CellResult> {
-    match r {
-        Either4::C(v) => Ok(v),
-        _ => Err(kind_mismatch()),
-    }
-}
-
-fn any(r: AnyResult) -> Result<AnyResult> {
-    Ok(r)
 }
 
 macro_rules! runner_methods {
@@ -138,8 +114,8 @@ macro_rules! runner_methods {
                 env: &'env Env,
                 code: String,
                 options: Option<RunOptions>,
-            ) -> Result<PromiseRaw<'env, JavaScriptResult>> {
-                run(env, &self.runner, convert::javascript(code, options), js)
+            ) -> Result<PromiseRaw<'env, Js>> {
+                run(env, &self.runner, convert::javascript(code, options), Some("javascript"))
             }
 
             /// Runs a project: files written first, steps in order, artifacts collected.
@@ -149,8 +125,8 @@ macro_rules! runner_methods {
                 env: &'env Env,
                 project: ProjectInput,
                 options: Option<RunOptions>,
-            ) -> Result<PromiseRaw<'env, ProjectResult>> {
-                run(env, &self.runner, convert::project(project, options), self::project)
+            ) -> Result<PromiseRaw<'env, Js>> {
+                run(env, &self.runner, convert::project(project, options), Some("project"))
             }
 
             /// Runs a request given in its plimsoll.v1 JSON form (`RunRequest`).
@@ -160,10 +136,10 @@ macro_rules! runner_methods {
                 env: &'env Env,
                 request: String,
                 options: Option<CallOptions>,
-            ) -> Result<PromiseRaw<'env, AnyResult>> {
+            ) -> Result<PromiseRaw<'env, Js>> {
                 let cancel = convert::token(options.and_then(|o| o.signal));
                 match request_from_json(&request) {
-                    Ok(req) => run(env, &self.runner, (req, cancel), any),
+                    Ok(req) => run(env, &self.runner, (req, cancel), None),
                     Err(e) => rejected(env, e),
                 }
             }
@@ -288,8 +264,13 @@ impl Session {
         env: &'env Env,
         code: String,
         options: Option<RunOptions>,
-    ) -> Result<PromiseRaw<'env, JavaScriptResult>> {
-        call(env, &self.s, convert::javascript(code, options), js)
+    ) -> Result<PromiseRaw<'env, Js>> {
+        call(
+            env,
+            &self.s,
+            convert::javascript(code, options),
+            Some("javascript"),
+        )
     }
 
     /// Runs a notebook cell (`javascript` or `python`) in the session's kept interpreter.
@@ -300,8 +281,13 @@ impl Session {
         language: String,
         code: String,
         options: Option<CellOptions>,
-    ) -> Result<PromiseRaw<'env, CellResult>> {
-        call(env, &self.s, convert::cell(language, code, options), cell)
+    ) -> Result<PromiseRaw<'env, Js>> {
+        call(
+            env,
+            &self.s,
+            convert::cell(language, code, options),
+            Some("cell"),
+        )
     }
 
     /// Runs a project in the session's work directory.
@@ -311,12 +297,12 @@ impl Session {
         env: &'env Env,
         project: ProjectInput,
         options: Option<RunOptions>,
-    ) -> Result<PromiseRaw<'env, ProjectResult>> {
+    ) -> Result<PromiseRaw<'env, Js>> {
         call(
             env,
             &self.s,
             convert::project(project, options),
-            self::project,
+            Some("project"),
         )
     }
 
@@ -329,20 +315,20 @@ impl Session {
         env: &'env Env,
         request: String,
         options: Option<CallOptions>,
-    ) -> Result<PromiseRaw<'env, AnyResult>> {
+    ) -> Result<PromiseRaw<'env, Js>> {
         let cancel = convert::token(options.and_then(|o| o.signal));
         match request_from_json(&request) {
-            Ok(req) => call(env, &self.s, (req, cancel), any),
+            Ok(req) => call(env, &self.s, (req, cancel), None),
             Err(e) => rejected(env, e),
         }
     }
 
     /// Closes the session and returns its summary; a second close rejects with `session_ended`.
     #[napi(ts_return_type = "Promise<SessionSummary>")]
-    pub fn close<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, SessionSummary>> {
+    pub fn close<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Js>> {
         let s = self.s.clone();
         promise(env, async move { s.close().await }, |_, c| {
-            Ok(SessionSummary::from(c))
+            Ok(results::summary(&c))
         })
     }
 }

@@ -51,10 +51,7 @@ fn build(env: &Env, e: &CoreError) -> Result<Error> {
     obj.set_named_property("codeNumber", code.number())?;
     obj.set_named_property("notDispatched", e.not_dispatched().map(|r| r.as_str()))?;
     obj.set_named_property("sessionEnd", e.session_end().map(|s| s.reason.as_str()))?;
-    obj.set_named_property(
-        "unanswered",
-        e.unanswered().map(crate::results::RunRecord::from),
-    )?;
+    obj.set_named_property("unanswered", e.unanswered().map(crate::results::record))?;
     Ok(Error::from(obj.to_unknown()))
 }
 

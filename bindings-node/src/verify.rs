@@ -8,7 +8,7 @@ use plimsoll_core::verify;
 use plimsoll_core::wire::RunResponse;
 
 use crate::errors;
-use crate::results::RunRecord;
+use crate::results::{Js, record as js_record};
 
 fn parse(env: &Env, request: &str, response: &str) -> Result<(Request, RunResponse)> {
     verify::request_from_json(request.as_bytes())
@@ -16,18 +16,18 @@ fn parse(env: &Env, request: &str, response: &str) -> Result<(Request, RunRespon
         .map_err(|e| errors::to_js(env, &e))
 }
 
-fn record(resp: &RunResponse) -> Result<RunRecord> {
+fn record(resp: &RunResponse) -> Result<Js> {
     resp.record
         .as_ref()
-        .map(RunRecord::from)
+        .map(js_record)
         .ok_or_else(|| Error::new(Status::GenericFailure, "verified answer without a record"))
 }
 
 /// Checks a single run's answer against the request sent (the core's
 /// `verify.check_single`) and returns its record. Throws `record_mismatch`,
 /// `isolation_evidence_mismatch`, or `transport` for unreadable JSON.
-#[napi]
-pub fn verify_run(env: Env, request_json: String, response_json: String) -> Result<RunRecord> {
+#[napi(ts_return_type = "RunRecord")]
+pub fn verify_run(env: Env, request_json: String, response_json: String) -> Result<Js> {
     let (req, resp) = parse(&env, &request_json, &response_json)?;
     verify::check_single(&req, &resp).map_err(|e| errors::to_js(&env, &e))?;
     record(&resp)
@@ -68,13 +68,13 @@ impl Chain {
     }
 
     /// Checks an answered session call and, only if it holds, advances the chain.
-    #[napi]
+    #[napi(ts_return_type = "RunRecord")]
     pub fn check_call(
         &mut self,
         env: Env,
         request_json: String,
         response_json: String,
-    ) -> Result<RunRecord> {
+    ) -> Result<Js> {
         let (req, resp) = parse(&env, &request_json, &response_json)?;
         self.chain
             .check_call(&req, &resp)

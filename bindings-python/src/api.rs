@@ -80,7 +80,7 @@ pub struct AsyncSession {
 }
 
 fn answer_to_py(py: Python<'_>, a: SessionAnswer) -> PyResult<Py<PyAny>> {
-    results::run_result(py, &a.request, a.response, a.ended.map(|e| e.as_str()))
+    results::run_result(py, &a.request, a.response, a.ended)
 }
 
 macro_rules! runner_methods {

@@ -1,13 +1,10 @@
 //! Python arguments to core requests. Shapes only: every limit, floor and rule
 //! is checked by the core when the request runs.
 
-use plimsoll_core::Error;
 use plimsoll_core::client::SessionOptions;
 use plimsoll_core::request::{
     CellRun, Envelope, JavaScriptRun, Payload, ProjectFile, ProjectRun, Request, SoftwareRule,
 };
-use plimsoll_core::wire::RunRequest;
-use plimsoll_core::wire::json::decode;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 

@@ -36,6 +36,7 @@ pub mod session;
 mod testkit;
 pub mod tier;
 pub mod verify;
+pub mod view;
 pub mod wire;
 
 pub use engine::{Caller, Engine};

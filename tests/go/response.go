@@ -1,9 +1,13 @@
 package plimsoll
 
+// #include <stdlib.h>
 // #include "plimsoll.h"
 import "C"
 
-import "unsafe"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // Step is one project step that ran.
 type Step struct {
@@ -24,7 +28,9 @@ type Artifact struct {
 
 // Response is a run's verified answer: where and behind what it ran, what it
 // did, and its run record. Stdout, Stderr, ExitCode and the flags are the
-// snippet's, the cell's, or a project's last step's.
+// snippet's, the cell's, the module's, or a project's last step's. Every
+// field is read through plimsoll_response_get by the core's field names
+// (docs/fields.md).
 type Response struct {
 	Kind               string // "javascript", "project", "module" or "cell"
 	Sandbox            string // the provider that ran it
@@ -38,14 +44,13 @@ type Response struct {
 	StderrTruncated    bool
 	InterpreterStarted bool
 	InterpreterEnded   bool
-	Outcome            uint32 // projects and modules: 1 completed, 2 setup failed, 3 timed out, 4 protocol error, 5 runner failed
-	OutcomeName        string
+	Outcome            string // projects and modules: completed, setup_failed, timed_out, protocol_error, runner_failed
 	OutcomeDetail      string
 	Steps              []Step
 	Artifacts          []Artifact
 	ArtifactsTruncated bool
-	SessionEnded       SessionEnd // a session call: the session's end, if it ended
-	RecordJSON         string     // the run record
+	SessionEnd         string // a session call: why the session ended, if it did ("" while open)
+	RecordJSON         string // the run record
 	RecordSHA256       string
 	Sequence           uint64 // the call's place in its session's chain; 0 for a single run
 	JSON               string // the wire's RunResponse
@@ -59,54 +64,95 @@ func goBytes(s C.plimsoll_slice) []byte {
 	return C.GoBytes(unsafe.Pointer(s.data), C.int(s.len))
 }
 
+// fields reads one answer's fields by path; a path its kind lacks reads as
+// the zero value (ok false).
+type fields struct{ r *C.plimsoll_response }
+
+func (f fields) get(path string) (C.plimsoll_value, bool) {
+	p := C.CString(path)
+	defer C.free(unsafe.Pointer(p))
+	var v C.plimsoll_value
+	ok := C.plimsoll_response_get(f.r, p, &v, nil) == C.PLIMSOLL_STATUS_OK
+	return v, ok
+}
+
+func (f fields) text(path string) string {
+	if v, ok := f.get(path); ok && v.kind == C.PLIMSOLL_VALUE_KIND_TEXT {
+		return C.GoString(v.text)
+	}
+	return ""
+}
+
+func (f fields) bytes(path string) []byte {
+	if v, ok := f.get(path); ok && v.kind == C.PLIMSOLL_VALUE_KIND_BYTES {
+		return goBytes(v.bytes)
+	}
+	return []byte{}
+}
+
+func (f fields) int(path string) int64 {
+	v, ok := f.get(path)
+	switch {
+	case ok && v.kind == C.PLIMSOLL_VALUE_KIND_INTEGER:
+		return int64(v.integer)
+	case ok && v.kind == C.PLIMSOLL_VALUE_KIND_LIST:
+		return int64(v.count)
+	}
+	return 0
+}
+
+func (f fields) flag(path string) bool {
+	v, ok := f.get(path)
+	return ok && v.kind == C.PLIMSOLL_VALUE_KIND_FLAG && bool(v.flag)
+}
+
 // readResponse copies a C response into Go memory and frees it.
 func readResponse(r *C.plimsoll_response) *Response {
 	defer C.plimsoll_response_free(r)
+	f := fields{r}
 	out := &Response{
-		Kind:               C.GoString(C.plimsoll_response_kind(r)),
-		Sandbox:            C.GoString(C.plimsoll_response_sandbox(r)),
-		Isolation:          C.GoString(C.plimsoll_response_isolation(r)),
-		SoftwareIdentity:   C.GoString(C.plimsoll_response_software_identity(r)),
-		DurationMs:         int64(C.plimsoll_response_duration_ms(r)),
-		Stdout:             goBytes(C.plimsoll_response_stdout(r)),
-		Stderr:             goBytes(C.plimsoll_response_stderr(r)),
-		ExitCode:           int32(C.plimsoll_response_exit_code(r)),
-		TimedOut:           bool(C.plimsoll_response_timed_out(r)),
-		StdoutTruncated:    bool(C.plimsoll_response_stdout_truncated(r)),
-		StderrTruncated:    bool(C.plimsoll_response_stderr_truncated(r)),
-		InterpreterStarted: bool(C.plimsoll_response_interpreter_started(r)),
-		InterpreterEnded:   bool(C.plimsoll_response_interpreter_ended(r)),
-		Outcome:            uint32(C.plimsoll_response_outcome(r)),
-		OutcomeName:        C.GoString(C.plimsoll_response_outcome_name(r)),
-		OutcomeDetail:      C.GoString(C.plimsoll_response_outcome_detail(r)),
-		ArtifactsTruncated: bool(C.plimsoll_response_artifacts_truncated(r)),
-		SessionEnded:       SessionEnd(C.plimsoll_response_session_ended(r)),
-		RecordSHA256:       C.GoString(C.plimsoll_response_record_sha256(r)),
-		Sequence:           uint64(C.plimsoll_response_record_sequence(r)),
-		JSON:               C.GoString(C.plimsoll_response_json(r)),
-		RequestJSON:        C.GoString(C.plimsoll_response_request_json(r)),
+		Kind:               f.text("kind"),
+		Sandbox:            f.text("sandbox"),
+		Isolation:          f.text("isolation"),
+		SoftwareIdentity:   f.text("software_identity"),
+		DurationMs:         f.int("duration_ms"),
+		Outcome:            f.text("outcome"),
+		OutcomeDetail:      f.text("outcome_detail"),
+		ArtifactsTruncated: f.flag("artifacts_truncated"),
+		SessionEnd:         f.text("session_end"),
+		RecordJSON:         f.text("record_json"),
+		RecordSHA256:       f.text("record.record_sha256"),
+		Sequence:           uint64(f.int("record.sequence")),
+		JSON:               f.text("response_json"),
+		RequestJSON:        f.text("request_json"),
 	}
-	if rec := C.plimsoll_response_record_json(r); rec != nil {
-		out.RecordJSON = C.GoString(rec)
-	}
-	for i := C.size_t(0); i < C.plimsoll_response_step_count(r); i++ {
+	for i := int64(0); i < f.int("steps"); i++ {
+		p := fmt.Sprintf("steps.%d.", i)
 		out.Steps = append(out.Steps, Step{
-			Command:         C.GoString(C.plimsoll_response_step_command(r, i)),
-			Stdout:          goBytes(C.plimsoll_response_step_stdout(r, i)),
-			Stderr:          goBytes(C.plimsoll_response_step_stderr(r, i)),
-			ExitCode:        int32(C.plimsoll_response_step_exit_code(r, i)),
-			TimedOut:        bool(C.plimsoll_response_step_timed_out(r, i)),
-			Duration:        int64(C.plimsoll_response_step_duration_ms(r, i)),
-			StdoutTruncated: bool(C.plimsoll_response_step_stdout_truncated(r, i)),
-			StderrTruncated: bool(C.plimsoll_response_step_stderr_truncated(r, i)),
+			Command:         f.text(p + "command"),
+			Stdout:          f.bytes(p + "stdout"),
+			Stderr:          f.bytes(p + "stderr"),
+			ExitCode:        int32(f.int(p + "exit_code")),
+			TimedOut:        f.flag(p + "timed_out"),
+			Duration:        f.int(p + "duration_ms"),
+			StdoutTruncated: f.flag(p + "stdout_truncated"),
+			StderrTruncated: f.flag(p + "stderr_truncated"),
 		})
 	}
-	for i := C.size_t(0); i < C.plimsoll_response_artifact_count(r); i++ {
-		out.Artifacts = append(out.Artifacts, Artifact{
-			Path:    C.GoString(C.plimsoll_response_artifact_path(r, i)),
-			Content: goBytes(C.plimsoll_response_artifact_content(r, i)),
-		})
+	for i := int64(0); i < f.int("artifacts"); i++ {
+		p := fmt.Sprintf("artifacts.%d.", i)
+		out.Artifacts = append(out.Artifacts, Artifact{Path: f.text(p + "path"), Content: f.bytes(p + "content")})
 	}
+	// The streams: the kind's own, or a project's last step's.
+	stream := ""
+	if n := len(out.Steps); n > 0 {
+		stream = fmt.Sprintf("steps.%d.", n-1)
+	}
+	out.Stdout, out.Stderr = f.bytes(stream+"stdout"), f.bytes(stream+"stderr")
+	out.ExitCode = int32(f.int(stream + "exit_code"))
+	out.TimedOut = f.flag(stream+"timed_out") || out.Outcome == "timed_out"
+	out.StdoutTruncated, out.StderrTruncated = f.flag(stream+"stdout_truncated"), f.flag(stream+"stderr_truncated")
+	out.InterpreterStarted, out.InterpreterEnded = f.flag("interpreter_started"), f.flag("interpreter_ended")
 	return out
 }
 

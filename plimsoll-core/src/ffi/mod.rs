@@ -27,9 +27,11 @@
 //! client's own small tokio runtime and take an optional [`PlimsollCancel`]
 //! that another thread may trigger. Thread-safety is stated on every function.
 //!
-//! What this does not cover: streaming output, grants' broker callbacks, module
-//! runs' per-row accessors (read them from `plimsoll_response_json`), and any
-//! ABI stability before 1.0.
+//! An answer is read field by field with `plimsoll_response_get`, by the core's
+//! field paths ([`crate::view`], `docs/fields.md`).
+//!
+//! What this does not cover: streaming output, grants' broker callbacks, and
+//! any ABI stability before 1.0.
 
 use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -20,7 +20,7 @@ fn parse_pair(request_json: String, response_json: String) -> FfiResult<(Request
 }
 
 /// Verifies a single run's answer against the request that was sent, both as
-/// the wire's JSON (`plimsoll_response_request_json` and `plimsoll_response_json`
+/// the wire's JSON (a response's `request_json` and `response_json` fields
 /// give them): the record is present, bound to this request and this result,
 /// its evidence equals the answer's, its digest holds, and the tier meets the
 /// floor. `PLIMSOLL_STATUS_OK` when it holds; `PLIMSOLL_STATUS_RECORD_MISMATCH`
