@@ -63,6 +63,12 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-15} FUZZ_PROFILE=${FUZZ_PROFILE:-quick} bash script
 step "C ABI: include/plimsoll.h matches the pinned cbindgen"
 bash scripts/check-header.sh
 
+# Every suite writes what it sent for the shared session calls here; they are
+# compared once all four have run.
+export PLIMSOLL_SESSION_VECTORS_OUT=$ROOT/target/session-vectors
+rm -rf "$PLIMSOLL_SESSION_VECTORS_OUT"
+mkdir -p "$PLIMSOLL_SESSION_VECTORS_OUT"
+
 step "C ABI: C suite under valgrind and AddressSanitizer"
 bash tests/c/run.sh
 
@@ -72,6 +78,9 @@ bash tests/go/run.sh
 step "bindings: Python (PyO3) and Node (napi-rs)"
 bash bindings-python/test.sh
 bash bindings-node/test.sh
+
+step "the same session calls from Python, Node, C and Go, embedded and remote"
+python3 tests/vectors/compare.py "$PLIMSOLL_SESSION_VECTORS_OUT"
 
 step "benchmarks and examples: smoke runs (short form, dev/test profile, no timing assertion)"
 # Every bench and example runs here once in a short form so none can rot; the

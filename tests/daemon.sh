@@ -1,9 +1,10 @@
-# Sourced by tests/c/run.sh and tests/go/run.sh: starts two plimsolld on free
-# loopback ports with one random bearer token, and stops them on exit:
+# Sourced by tests/c/run.sh and tests/go/run.sh: starts three plimsolld on
+# free loopback ports with one random bearer token, and stops them on exit:
 #
-#   PLIMSOLL_TEST_URL       the disabled provider (every run refused)
-#   PLIMSOLL_TEST_WASM_URL  the wasm provider (no rate limit)
-#   PLIMSOLL_TEST_TOKEN     the token both accept
+#   PLIMSOLL_TEST_URL           the disabled provider (every run refused)
+#   PLIMSOLL_TEST_WASM_URL      the wasm provider (no rate limit)
+#   PLIMSOLL_TEST_SESSIONS_URL  docker on runc with sessions (the shared session calls)
+#   PLIMSOLL_TEST_TOKEN         the token all accept
 #
 #   start_test_daemons PLIMSOLLD_BINARY LOG_DIR
 TEST_DAEMON_PIDS=()
@@ -24,7 +25,7 @@ start_one() {
     PLIMSOLL_LOG_FORMAT=json PLIMSOLL_TOKEN="$PLIMSOLL_TEST_TOKEN" "$@" "$bin" >/dev/null 2>"$log" &
   local pid=$!
   TEST_DAEMON_PIDS+=("$pid")
-  for _ in $(seq 1 300); do
+  for _ in $(seq 1 900); do
     addr=$(sed -n 's/.*"message":"listening".*"addr":"\([^"]*\)".*/\1/p' "$log" | head -n1)
     [ -n "$addr" ] && break
     kill -0 "$pid" 2>/dev/null || break
@@ -44,6 +45,9 @@ start_test_daemons() {
   PLIMSOLL_TEST_URL=$STARTED_URL
   start_one "$bin" "$dir/plimsolld-wasm.log" SANDBOX_PROVIDER=wasm SANDBOX_RATE_PER_MIN=0
   PLIMSOLL_TEST_WASM_URL=$STARTED_URL
-  export PLIMSOLL_TEST_URL PLIMSOLL_TEST_WASM_URL
-  echo "plimsolld: disabled at $PLIMSOLL_TEST_URL, wasm at $PLIMSOLL_TEST_WASM_URL"
+  start_one "$bin" "$dir/plimsolld-sessions.log" SANDBOX_PROVIDER=docker SANDBOX_DOCKER_RUNTIME=runc \
+    SANDBOX_MAX_SESSIONS=2 SANDBOX_RATE_PER_MIN=0
+  PLIMSOLL_TEST_SESSIONS_URL=$STARTED_URL
+  export PLIMSOLL_TEST_URL PLIMSOLL_TEST_WASM_URL PLIMSOLL_TEST_SESSIONS_URL
+  echo "plimsolld: disabled at $PLIMSOLL_TEST_URL, wasm at $PLIMSOLL_TEST_WASM_URL, sessions at $PLIMSOLL_TEST_SESSIONS_URL"
 }

@@ -4,10 +4,12 @@
 // real plimsolld.
 
 import assert from 'node:assert/strict'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { test } from 'node:test'
 
 import plimsoll from '../index.js'
-import { isCode, startDaemon } from './helpers.mjs'
+import { ROOT, isCode, startDaemon } from './helpers.mjs'
 
 const env = (runtime) => ({ SANDBOX_PROVIDER: 'docker', SANDBOX_DOCKER_RUNTIME: runtime, SANDBOX_RATE_PER_MIN: '0', SANDBOX_MAX_SESSIONS: '2' })
 
@@ -74,4 +76,46 @@ test('a remote session', async (t) => {
   const summary = await s.close() // and the close summary against the chain it saw
   verifyChain(s.fingerprint, results, summary)
   await assert.rejects(s.runCell('python', '1'), isCode('session_ended'))
+})
+
+/** Sends the shared session calls (tests/vectors/sessions.json), checks every
+ *  want, and gives the line per call the other languages must match. */
+async function sessionVectors(runner) {
+  const identity = JSON.parse(await runner.describe()).sessionEnvironment.softwareIdentity
+  const text = readFileSync(join(ROOT, 'tests', 'vectors', 'sessions.json'), 'utf8')
+  const v = JSON.parse(text.replaceAll('$IDENTITY', identity))
+  const s = await runner.openSession({ minimumIsolation: v.open.minimumIsolation, softwareRule: v.open.softwareRule })
+  const lines = []
+  for (const c of v.calls) {
+    let line
+    try {
+      const r = await s.runJson(JSON.stringify(c.request))
+      const floor = JSON.parse(r.requestJson).minimumIsolation ?? ''
+      line = [c.name, 'ok', r.record.requestSha256, floor, r.record.softwareRuleId]
+    } catch (err) {
+      if (typeof err?.code !== 'string') throw err
+      line = [c.name, err.code, '', '', '']
+    }
+    assert.equal(line[1], c.want.error ?? 'ok', c.name)
+    assert.equal(line[3], c.want.minimumIsolation ?? line[3], c.name)
+    assert.equal(line[4], c.want.softwareRuleId ?? line[4], c.name)
+    lines.push(line.join('\t'))
+  }
+  await s.close()
+  return lines.join('\n') + '\n'
+}
+
+test('the shared session calls, embedded and remote', async (t) => {
+  const e = await plimsoll.Engine.start(env('runc'))
+  const embedded = await sessionVectors(e)
+  await e.close()
+  const d = await startDaemon({ ...env('runc'), PLIMSOLL_INSECURE: '1' })
+  t.after(() => d.stop())
+  const remote = await sessionVectors(new plimsoll.Client(d.url))
+  assert.equal(embedded, remote)
+  const out = process.env.PLIMSOLL_SESSION_VECTORS_OUT
+  if (out) {
+    writeFileSync(join(out, 'node-embedded.tsv'), embedded)
+    writeFileSync(join(out, 'node-remote.tsv'), remote)
+  }
 })

@@ -6,6 +6,8 @@ plimsolld, synchronous and asyncio."""
 from __future__ import annotations
 
 import json
+import os
+import pathlib
 from typing import Dict, Iterator, List, Union
 
 import pytest
@@ -121,3 +123,50 @@ def test_a_remote_session(start_daemon) -> None:
         verify_chain(s.fingerprint, results, summary)
         with pytest.raises(plimsoll.SessionEndedError):
             s.run_cell("python", "1")
+
+
+VECTORS = pathlib.Path(__file__).resolve().parents[2] / "tests" / "vectors" / "sessions.json"
+
+
+def session_vectors(runner: Union[plimsoll.Engine, plimsoll.Client]) -> str:
+    """Sends the shared session calls (tests/vectors/sessions.json), checks
+    every want, and gives the line per call the other languages must match."""
+    identity = runner.describe()["sessionEnvironment"]["softwareIdentity"]
+    v = json.loads(VECTORS.read_text().replace("$IDENTITY", identity))
+    lines = []
+    with runner.open_session(
+        minimum_isolation=v["open"]["minimumIsolation"], software_rule=v["open"]["softwareRule"]
+    ) as s:
+        for c in v["calls"]:
+            try:
+                r = s.run_json(json.dumps(c["request"]))
+            except plimsoll.PlimsollError as e:
+                line = [c["name"], e.code, "", "", ""]
+            else:
+                rec = r.record
+                assert rec is not None, c["name"]
+                floor = json.loads(r.request_json).get("minimumIsolation", "")
+                line = [c["name"], "ok", rec.request_sha256, floor, rec.software_rule_id]
+            want = c["want"]
+            assert line[1] == want.get("error", "ok"), (c["name"], line)
+            assert line[3] == want.get("minimumIsolation", line[3]), (c["name"], line)
+            assert line[4] == want.get("softwareRuleId", line[4]), (c["name"], line)
+            lines.append("\t".join(line))
+    return "\n".join(lines) + "\n"
+
+
+def keep_vectors(link: str, text: str) -> None:
+    out = os.environ.get("PLIMSOLL_SESSION_VECTORS_OUT")
+    if out:
+        (pathlib.Path(out) / f"python-{link}.tsv").write_text(text)
+
+
+def test_the_shared_session_calls_embedded_and_remote(start_daemon) -> None:
+    with plimsoll.Engine(sessions_env("runc")) as e:
+        embedded = session_vectors(e)
+    d = start_daemon(**sessions_env("runc"), PLIMSOLL_INSECURE=1)
+    with plimsoll.Client(d.url) as c:
+        remote = session_vectors(c)
+    assert embedded == remote
+    keep_vectors("embedded", embedded)
+    keep_vectors("remote", remote)

@@ -14,7 +14,11 @@
 //! - after every case the admission slot is free and no sandbox is left;
 //! - projects and sessions run where claimed (a session's chain verifies and
 //!   its close summary counts every call) and are refused, not dispatched,
-//!   where not.
+//!   where not;
+//! - grants where claimed: a granted snippet reaches an allowed route of a
+//!   real loopback API with the credential the broker holds, a refused route
+//!   never reaches it, and the guest sees no credential; refused, not
+//!   dispatched, where not claimed.
 //!
 //! wasm, docker on runc and docker on runsc run it here; every later provider
 //! runs it unchanged, with its own subject. Docker unreachable, or a runtime
@@ -25,10 +29,12 @@ mod support;
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use plimsoll_core::client::{Runner, SessionOptions};
 use plimsoll_core::engine::Engine;
+use plimsoll_core::grant::{Grants, profile};
 use plimsoll_core::request::{CellRun, JavaScriptRun, Payload, ProjectRun, Request};
 use plimsoll_core::result::{JavaScriptResult, Output};
 use plimsoll_core::{ErrorCode, Isolation, Refusal};
@@ -50,6 +56,23 @@ struct Subject {
     /// Whether its sandboxes start fresh per run (a run's cancel is seen
     /// once the sandbox is up): the wait before cancelling.
     start_wait: Duration,
+    /// What the loopback API behind its grant profile saw.
+    api: Arc<Mutex<Vec<support::Seen>>>,
+}
+
+/// The credential the `items` profile holds outside the sandbox.
+const TOKEN: &str = "conformance-upstream-credential-0123456789";
+
+/// A loopback API and the configuration's grant profile over it: `items`
+/// lets the anonymous caller `GET /v1/items/*` with a static token.
+async fn granted_api() -> (Arc<Grants>, Arc<Mutex<Vec<support::Seen>>>) {
+    let (base, seen) = support::api().await;
+    let text = format!(
+        r#"{{"profiles":{{"items":{{"base_url":"{base}","allow":["GET /v1/items/*"],"allowed_callers":["anon"],"token":{{"type":"static","env":"ITEMS_TOKEN"}}}}}}}}"#
+    );
+    let get = |k: &str| (k == "ITEMS_TOKEN").then(|| TOKEN.to_owned());
+    let grants = Grants::from_profiles(profile::parse(text.as_bytes(), &get).unwrap());
+    (Arc::new(grants), seen)
 }
 
 /// The snippet output cap on every provider (`spec/behaviour.md`).
@@ -268,6 +291,60 @@ async fn conform(s: Subject) {
     }
     released(&s, "project").await;
 
+    // Grants, where claimed: the allowed route with the broker's credential,
+    // the refused one answered by the broker alone, no credential in the guest.
+    // `await` takes the wasm tier's synchronous answers and the docker tier's
+    // promises alike.
+    let mut granted = js(
+        "(async () => { const a = await host.get('/v1/items/1'); \
+         const b = await host.get('/v1/admin'); \
+         console.log(a.status, a.json().target, b.status) })()",
+        0,
+    );
+    if let Payload::JavaScript(j) = &mut granted.payload {
+        j.grant_profile = "items".into();
+    }
+    match r.run(granted, go()).await {
+        Ok(resp) => {
+            assert!(
+                d.supports_javascript_grants,
+                "[{}] ran a grant it does not claim",
+                s.name
+            );
+            let Some(Output::JavaScript(j)) = resp.output else {
+                panic!("[{}] not a snippet result", s.name)
+            };
+            let (out, err) = (
+                String::from_utf8_lossy(&j.stdout),
+                String::from_utf8_lossy(&j.stderr),
+            );
+            assert_eq!(out, "200 /v1/items/1 403\n", "[{}] stderr {err}", s.name);
+            assert!(!out.contains(TOKEN) && !err.contains(TOKEN), "[{}]", s.name);
+            let seen = s.api.lock().unwrap().clone();
+            let got: Vec<(&str, &str, &str)> = seen
+                .iter()
+                .map(|x| (x.method.as_str(), x.target.as_str(), x.auth.as_str()))
+                .collect();
+            let bearer = format!("Bearer {TOKEN}");
+            assert_eq!(
+                got,
+                [("GET", "/v1/items/1", bearer.as_str())],
+                "[{}]",
+                s.name
+            );
+        }
+        Err(e) => {
+            assert!(
+                !d.supports_javascript_grants,
+                "[{}] claims grants: {e}",
+                s.name
+            );
+            assert!(e.not_dispatched().is_some(), "[{}] {e}", s.name);
+            assert!(s.api.lock().unwrap().is_empty(), "[{}]", s.name);
+        }
+    }
+    released(&s, "grant").await;
+
     // Sessions, where claimed: state kept across calls, the chain verified
     // on every answer and at the close.
     match r.open_session(SessionOptions::default()).await {
@@ -314,9 +391,11 @@ async fn conform(s: Subject) {
 async fn wasm_conforms() {
     use plimsoll_core::config::{Config, WasmSettings};
     use plimsoll_core::provider::Chosen;
+    let (grants, api) = granted_api().await;
     let config = Config {
         provider: Chosen::new(WasmSettings),
         instance: "plimsoll-test:conformance-wasm".into(),
+        grants,
         ..Config::default()
     };
     conform(Subject {
@@ -326,6 +405,7 @@ async fn wasm_conforms() {
         provider: "wasm",
         sandboxes: Box::new(|| Box::pin(async { Vec::new() })),
         start_wait: Duration::from_millis(300),
+        api,
     })
     .await;
 }
@@ -344,7 +424,9 @@ mod docker {
             rt.as_str(),
             hex::encode(rand::random::<[u8; 4]>())
         );
+        let (grants, api) = granted_api().await;
         let config = Config {
+            grants,
             provider: Chosen::new(DockerSettings {
                 runtime: rt,
                 runtime_name: rt.as_str().into(),
@@ -371,6 +453,7 @@ mod docker {
                 Box::pin(async move { support::containers_of(&instance).await })
             }),
             start_wait: Duration::from_millis(2500),
+            api,
         }
     }
 

@@ -232,22 +232,7 @@ async fn main() {
     let mut leaked = 0;
     if provider == "docker" {
         // Every run's container is removed on every path out, disconnects included.
-        for _ in 0..40 {
-            let out = Command::new("docker")
-                .args([
-                    "ps",
-                    "-aq",
-                    "--filter",
-                    &format!("label=io.plimsoll.instance={instance}"),
-                ])
-                .output()
-                .unwrap();
-            leaked = String::from_utf8_lossy(&out.stdout).lines().count();
-            if leaked == 0 {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(250));
-        }
+        leaked = daemon::containers_left(&instance);
         println!("containers left        {leaked}");
     }
     let answered_runs = ok.load(Ordering::SeqCst);

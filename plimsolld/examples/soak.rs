@@ -386,25 +386,11 @@ async fn main() {
         .status();
     let status = child.wait().unwrap();
     let _ = std::fs::remove_file(&grants);
-    let mut leaked = 0;
-    if docker {
-        for _ in 0..40 {
-            let out = Command::new("docker")
-                .args([
-                    "ps",
-                    "-aq",
-                    "--filter",
-                    &format!("label=io.plimsoll.instance={instance}"),
-                ])
-                .output()
-                .unwrap();
-            leaked = String::from_utf8_lossy(&out.stdout).lines().count();
-            if leaked == 0 {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(250));
-        }
-    }
+    let leaked = if docker {
+        daemon::containers_left(&instance)
+    } else {
+        0
+    };
     let failed = failed.load(Ordering::SeqCst);
     println!(
         "soak[{provider}]: {runs} iterations from {conc} clients in {:.1} s",

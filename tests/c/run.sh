@@ -55,6 +55,18 @@ for c in v["unreadable"]:
 PY
 export PLIMSOLL_VECTORS_TSV=$OUT/vectors.tsv
 
+# The shared session calls, for the AddressSanitizer run ($IDENTITY kept: the
+# suite fills in the identity each engine describes).
+python3 - "$ROOT/tests/vectors/sessions.json" >"$OUT/sessions.tsv" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+dumps = lambda o: json.dumps(o, separators=(",", ":"))
+print("open\t" + dumps(v["open"]))
+for c in v["calls"]:
+    w = c["want"]
+    print("\t".join([c["name"], dumps(c["request"]), w.get("error", "ok"), w.get("minimumIsolation", "-"), w.get("softwareRuleId", "-")]))
+PY
+
 # Daemons for the remote tests: the disabled provider and the wasm provider.
 # shellcheck source=tests/daemon.sh
 . tests/daemon.sh
@@ -89,7 +101,8 @@ fi
 
 echo "== AddressSanitizer"
 set +e
-PLIMSOLL_TEST_WASM=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 "$OUT/test_asan" >"$OUT/asan.out"
+PLIMSOLL_TEST_WASM=1 PLIMSOLL_SESSION_VECTORS_TSV=$OUT/sessions.tsv \
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 "$OUT/test_asan" >"$OUT/asan.out"
 rc=$?
 set -e
 cat "$OUT/asan.out"

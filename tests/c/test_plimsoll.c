@@ -702,6 +702,160 @@ static void test_shared_vectors(const char *path) {
   CHECK(cases >= 10);
 }
 
+/* `s` with every `from` replaced by `to`; the caller frees it. */
+static char *replace_all(const char *s, const char *from, const char *to) {
+  size_t n = 0, lf = strlen(from), lt = strlen(to);
+  for (const char *p = strstr(s, from); p != NULL; p = strstr(p + lf, from)) {
+    n++;
+  }
+  char *out = malloc(strlen(s) + n * lt + 1);
+  if (out == NULL) {
+    return NULL;
+  }
+  char *o = out;
+  const char *p = s;
+  const char *q;
+  while ((q = strstr(p, from)) != NULL) {
+    memcpy(o, p, (size_t)(q - p));
+    o += q - p;
+    memcpy(o, to, lt);
+    o += lt;
+    p = q + lf;
+  }
+  strcpy(o, p);
+  return out;
+}
+
+/* The value of the first `"key":"…"` after `after` in `json`, copied into `out`. */
+static int json_text_after(const char *json, const char *after, const char *key, char *out,
+                           size_t cap) {
+  const char *p = after != NULL ? strstr(json, after) : json;
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\":\"", key);
+  p = p != NULL ? strstr(p, pat) : NULL;
+  if (p == NULL) {
+    out[0] = '\0';
+    return 0;
+  }
+  p += strlen(pat);
+  size_t n = strcspn(p, "\"");
+  if (n >= cap) {
+    n = cap - 1;
+  }
+  memcpy(out, p, n);
+  out[n] = '\0';
+  return 1;
+}
+
+/*
+ * The shared session calls (tests/vectors/sessions.json, one a line in
+ * PLIMSOLL_SESSION_VECTORS_TSV): each is sent through `client`'s session, its
+ * want checked, and its line (outcome, request digest, floor sent, rule id)
+ * written to `out_path`, which every other language's line must match.
+ */
+static void test_session_vectors(plimsoll_client *client, const char *tsv, const char *out_path) {
+  plimsoll_description *d = NULL;
+  char identity[256];
+  CHECK_STATUS(plimsoll_client_describe(client, &d, NULL), PLIMSOLL_STATUS_OK);
+  CHECK(d != NULL && json_text_after(plimsoll_description_json(d), "\"sessionEnvironment\"",
+                                     "softwareIdentity", identity, sizeof identity));
+  plimsoll_description_free(d);
+  FILE *in = fopen(tsv, "r");
+  FILE *out = fopen(out_path, "w");
+  CHECK(in != NULL && out != NULL);
+  if (in == NULL || out == NULL) {
+    return;
+  }
+  char *line = NULL;
+  size_t cap = 0;
+  plimsoll_session *s = NULL;
+  int calls = 0;
+  while (getline(&line, &cap, in) > 0) {
+    line[strcspn(line, "\n")] = '\0';
+    char *filled = replace_all(line, "$IDENTITY", identity);
+    CHECK(filled != NULL);
+    if (filled == NULL) {
+      break;
+    }
+    char *name = strtok(filled, "\t");
+    char *json = strtok(NULL, "\t");
+    if (streq(name, "open")) {
+      plimsoll_error *err = NULL;
+      CHECK_STATUS(plimsoll_client_open_session(client, json, &s, &err), PLIMSOLL_STATUS_OK);
+      if (err != NULL) {
+        fprintf(stderr, "open: %s\n", plimsoll_error_message(err));
+      }
+      plimsoll_error_free(err);
+      free(filled);
+      continue;
+    }
+    char *want_outcome = strtok(NULL, "\t");
+    char *want_floor = strtok(NULL, "\t");
+    char *want_rule = strtok(NULL, "\t");
+    CHECK(s != NULL && want_rule != NULL);
+    if (s == NULL || want_rule == NULL) {
+      free(filled);
+      break;
+    }
+    plimsoll_request *req = NULL;
+    plimsoll_response *resp = NULL;
+    char floor[32] = "", digest[80] = "", rule[512] = "";
+    const char *outcome = "ok";
+    CHECK_STATUS(plimsoll_request_from_json(json, &req, NULL), PLIMSOLL_STATUS_OK);
+    plimsoll_status st = plimsoll_session_run(s, req, NULL, &resp, NULL);
+    if (st == PLIMSOLL_STATUS_OK) {
+      json_text_after(field_text(resp, "request_json"), NULL, "minimumIsolation", floor,
+                      sizeof floor);
+      snprintf(digest, sizeof digest, "%s", field_text(resp, "record.request_sha256"));
+      snprintf(rule, sizeof rule, "%s", field_text(resp, "record.software_rule_id"));
+    } else {
+      outcome = plimsoll_status_name(st);
+    }
+    CHECK(streq(outcome, want_outcome));
+    CHECK(streq(want_floor, "-") || streq(floor, want_floor));
+    CHECK(streq(want_rule, "-") || streq(rule, want_rule));
+    if (!streq(outcome, want_outcome)) {
+      fprintf(stderr, "FAIL session vector %s: %s, want %s\n", name, outcome, want_outcome);
+    }
+    fprintf(out, "%s\t%s\t%s\t%s\t%s\n", name, outcome, digest, floor, rule);
+    plimsoll_response_free(resp);
+    plimsoll_request_free(req);
+    free(filled);
+    calls++;
+  }
+  CHECK(calls >= 5);
+  if (s != NULL) {
+    CHECK_STATUS(plimsoll_session_close(s, NULL, NULL), PLIMSOLL_STATUS_OK);
+  }
+  plimsoll_session_free(s);
+  free(line);
+  fclose(in);
+  fclose(out);
+}
+
+static void test_shared_session_calls(const char *tsv, const char *url, const char *token) {
+  const char *dir = getenv("PLIMSOLL_SESSION_VECTORS_OUT");
+  char path[1024];
+  const char *const docker[] = {"SANDBOX_PROVIDER", "docker", "SANDBOX_DOCKER_RUNTIME", "runc",
+                                "SANDBOX_MAX_SESSIONS", "2", "SANDBOX_RATE_PER_MIN", "0", NULL};
+  plimsoll_status st;
+  plimsoll_client *embedded = engine(docker, &st, NULL);
+  plimsoll_client *remote = NULL;
+  CHECK_STATUS(st, PLIMSOLL_STATUS_OK);
+  CHECK(url != NULL && *url != '\0');
+  CHECK_STATUS(plimsoll_client_new_remote(url, token, true, &remote, NULL), PLIMSOLL_STATUS_OK);
+  snprintf(path, sizeof path, "%s/c-embedded.tsv", dir != NULL && *dir ? dir : "/tmp");
+  if (embedded != NULL) {
+    test_session_vectors(embedded, tsv, path);
+  }
+  snprintf(path, sizeof path, "%s/c-remote.tsv", dir != NULL && *dir ? dir : "/tmp");
+  if (remote != NULL) {
+    test_session_vectors(remote, tsv, path);
+  }
+  plimsoll_client_free(embedded);
+  plimsoll_client_free(remote);
+}
+
 int main(void) {
   const char *url = getenv("PLIMSOLL_TEST_URL");
   const char *wasm_url = getenv("PLIMSOLL_TEST_WASM_URL");
@@ -730,6 +884,12 @@ int main(void) {
     test_wasm_remote(wasm_url, token);
   } else {
     fprintf(stderr, "SKIP remote wasm: PLIMSOLL_TEST_WASM_URL is unset\n");
+  }
+  const char *sessions = getenv("PLIMSOLL_SESSION_VECTORS_TSV");
+  if (sessions != NULL && *sessions != '\0') {
+    test_shared_session_calls(sessions, getenv("PLIMSOLL_TEST_SESSIONS_URL"), token);
+  } else {
+    fprintf(stderr, "SKIP shared session calls: PLIMSOLL_SESSION_VECTORS_TSV is unset (the ASan run sets it)\n");
   }
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

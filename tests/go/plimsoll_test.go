@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -525,6 +526,122 @@ func TestSharedVectorsGiveTheSameOutcome(t *testing.T) {
 	for _, c := range v.Unreadable {
 		if got := outcome(VerifyRecord(c.RequestText, c.ResponseText)); got != c.Expect {
 			t.Errorf("%s: got %s, want %s", c.Name, got, c.Expect)
+		}
+	}
+}
+
+// sessionVectors sends the shared session calls (tests/vectors/sessions.json)
+// through c, checks every want, and gives the line per call the other
+// languages must match.
+func sessionVectors(t *testing.T, c *Client) string {
+	t.Helper()
+	d, err := c.Describe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var desc struct {
+		SessionEnvironment struct {
+			SoftwareIdentity string `json:"softwareIdentity"`
+		} `json:"sessionEnvironment"`
+	}
+	if err := json.Unmarshal([]byte(d.JSON), &desc); err != nil || desc.SessionEnvironment.SoftwareIdentity == "" {
+		t.Fatalf("no session software identity in %s: %v", d.JSON, err)
+	}
+	raw, err := os.ReadFile(os.Getenv("PLIMSOLL_SESSION_VECTORS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw = []byte(strings.ReplaceAll(string(raw), "$IDENTITY", desc.SessionEnvironment.SoftwareIdentity))
+	var v struct {
+		Open struct {
+			MinimumIsolation string       `json:"minimumIsolation"`
+			SoftwareRule     SoftwareRule `json:"softwareRule"`
+		} `json:"open"`
+		Calls []struct {
+			Name    string          `json:"name"`
+			Request json.RawMessage `json:"request"`
+			Want    struct {
+				Error            string  `json:"error"`
+				MinimumIsolation *string `json:"minimumIsolation"`
+				SoftwareRuleID   *string `json:"softwareRuleId"`
+			} `json:"want"`
+		} `json:"calls"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil || len(v.Calls) == 0 {
+		t.Fatalf("session vectors: %v", err)
+	}
+	s, err := c.OpenSession(SessionOptions{MinimumIsolation: v.Open.MinimumIsolation, SoftwareRule: &v.Open.SoftwareRule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var out strings.Builder
+	for _, call := range v.Calls {
+		line := []string{call.Name, "ok", "", "", ""}
+		resp, err := s.Run(context.Background(), &Request{RawJSON: string(call.Request)})
+		var pe *Error
+		switch {
+		case errors.As(err, &pe):
+			line[1] = pe.Code().String()
+		case err != nil:
+			t.Fatalf("%s: %v", call.Name, err)
+		default:
+			var sent struct {
+				MinimumIsolation string `json:"minimumIsolation"`
+			}
+			var rec struct {
+				RequestSha256  string `json:"requestSha256"`
+				SoftwareRuleID string `json:"softwareRuleId"`
+			}
+			if json.Unmarshal([]byte(resp.RequestJSON), &sent) != nil || json.Unmarshal([]byte(resp.RecordJSON), &rec) != nil {
+				t.Fatalf("%s: unreadable request or record", call.Name)
+			}
+			line[2], line[3], line[4] = rec.RequestSha256, sent.MinimumIsolation, rec.SoftwareRuleID
+		}
+		want := "ok"
+		if call.Want.Error != "" {
+			want = call.Want.Error
+		}
+		if line[1] != want {
+			t.Errorf("%s: outcome %s, want %s", call.Name, line[1], want)
+		}
+		if w := call.Want.MinimumIsolation; w != nil && line[3] != *w {
+			t.Errorf("%s: floor sent %q, want %q", call.Name, line[3], *w)
+		}
+		if w := call.Want.SoftwareRuleID; w != nil && line[4] != *w {
+			t.Errorf("%s: rule id %q, want %q", call.Name, line[4], *w)
+		}
+		out.WriteString(strings.Join(line, "\t") + "\n")
+	}
+	return out.String()
+}
+
+// The shared session calls, embedded and against a real plimsolld (docker on
+// runc, which tests/go/run.sh starts): the same lines as every other language.
+func TestSharedSessionCalls(t *testing.T) {
+	url := os.Getenv("PLIMSOLL_TEST_SESSIONS_URL")
+	if url == "" || os.Getenv("PLIMSOLL_SESSION_VECTORS") == "" {
+		t.Fatal("PLIMSOLL_TEST_SESSIONS_URL or PLIMSOLL_SESSION_VECTORS is unset (tests/go/run.sh sets them)")
+	}
+	e, err := NewEngine(map[string]string{"SANDBOX_PROVIDER": "docker", "SANDBOX_DOCKER_RUNTIME": "runc", "SANDBOX_MAX_SESSIONS": "2", "SANDBOX_RATE_PER_MIN": "0"})
+	if err != nil {
+		t.Fatalf("docker engine: %v", err)
+	}
+	defer e.Close()
+	r, err := NewRemote(url, os.Getenv("PLIMSOLL_TEST_TOKEN"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	outputs := map[string]string{"embedded": sessionVectors(t, e), "remote": sessionVectors(t, r)}
+	if outputs["embedded"] != outputs["remote"] {
+		t.Errorf("embedded and remote differ:\n%s\n%s", outputs["embedded"], outputs["remote"])
+	}
+	if dir := os.Getenv("PLIMSOLL_SESSION_VECTORS_OUT"); dir != "" {
+		for link, text := range outputs {
+			if err := os.WriteFile(filepath.Join(dir, "go-"+link+".tsv"), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }

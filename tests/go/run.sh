@@ -35,6 +35,7 @@ cd "$GO_DIR"
 OUT=$CARGO_TARGET_DIR/go-tests/test.out
 export CGO_ENABLED=1 GOPROXY=off GOFLAGS=-mod=mod GODEBUG=cgocheck=2 PLIMSOLL_TEST_WASM=1
 export PLIMSOLL_VECTORS=$ROOT/tests/vectors/verify.json
+export PLIMSOLL_SESSION_VECTORS=$ROOT/tests/vectors/sessions.json
 export CGO_LDFLAGS="-L$LIB -Wl,-rpath,$LIB"
 echo "== go vet"
 go vet ./...

@@ -1,5 +1,6 @@
-//! Which plimsolld the examples start (shared by `load`, `soak` and
-//! `bench_wasm` through `#[path]`; not an example itself).
+//! Which plimsolld the examples start, and what a docker daemon left behind
+//! (shared by `load`, `soak` and `bench_wasm` through `#[path]`; not an
+//! example itself).
 //!
 //! `$PLIMSOLLD` when set; otherwise the plimsolld built beside the example, in
 //! the same profile: an example at `target/<profile>/examples/<name>` runs
@@ -31,4 +32,28 @@ pub fn plimsolld() -> PathBuf {
         std::process::exit(2);
     }
     bin
+}
+
+/// How many containers of the plimsoll instance `instance` are left, after
+/// waiting up to 10 s for removals in flight to finish.
+#[allow(dead_code, reason = "bench_wasm runs no docker")]
+pub fn containers_left(instance: &str) -> usize {
+    let mut left = 0;
+    for _ in 0..40 {
+        let out = std::process::Command::new("docker")
+            .args([
+                "ps",
+                "-aq",
+                "--filter",
+                &format!("label=io.plimsoll.instance={instance}"),
+            ])
+            .output()
+            .expect("docker runs");
+        left = String::from_utf8_lossy(&out.stdout).lines().count();
+        if left == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    left
 }
