@@ -20,7 +20,7 @@ use plimsoll_core::config::Env;
 use plimsoll_core::engine::Engine;
 use plimsoll_core::tier::Isolation;
 
-use crate::server::App;
+use crate::rpc::App;
 use crate::settings::Settings;
 
 fn main() -> ExitCode {

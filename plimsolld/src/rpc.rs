@@ -5,6 +5,7 @@
 
 use std::time::Instant;
 
+use plimsoll_core::engine::Engine;
 use plimsoll_core::error::Error;
 use plimsoll_core::request::{Payload, Request, check_protocol, valid_trace_id};
 use plimsoll_core::result::Output;
@@ -16,9 +17,62 @@ use plimsoll_core::wire::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::Principal;
-use crate::server::{App, Procedure, caller, connect};
+use crate::auth::{Principal, Verifier};
 use plimsoll_core::grant::CallSummary;
+
+const SERVICE: &str = "/plimsoll.v1.SandboxService/";
+
+/// What every handler shares.
+pub struct App {
+    /// The started engine.
+    pub engine: Engine,
+    /// Authentication.
+    pub verifier: Verifier,
+}
+
+/// The five procedures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Procedure {
+    /// Describe.
+    Describe,
+    /// Run.
+    Run,
+    /// OpenSession.
+    OpenSession,
+    /// SessionRun.
+    SessionRun,
+    /// CloseSession.
+    CloseSession,
+}
+
+impl Procedure {
+    /// The procedure a path names: `None` off the service, `Some(None)` for
+    /// an unknown name in it.
+    pub fn from_path(path: &str) -> Option<Option<Procedure>> {
+        let at = path.rfind(SERVICE)?;
+        let name = &path[at + SERVICE.len()..];
+        Some(match name {
+            "Describe" => Some(Procedure::Describe),
+            "Run" => Some(Procedure::Run),
+            "OpenSession" => Some(Procedure::OpenSession),
+            "SessionRun" => Some(Procedure::SessionRun),
+            "CloseSession" => Some(Procedure::CloseSession),
+            _ => None,
+        })
+    }
+}
+
+/// Maps a principal to the core's caller.
+pub fn caller(p: &Principal) -> plimsoll_core::engine::Caller {
+    plimsoll_core::engine::Caller {
+        principal: p.id.clone(),
+    }
+}
+
+/// Turns a core error into its Connect answer.
+pub fn connect(e: &Error) -> ConnectError {
+    ConnectError::from(e)
+}
 
 fn bad_body(message: String) -> ConnectError {
     connect(&Error::invalid(message))

@@ -11,56 +11,15 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
-use plimsoll_core::engine::Engine;
-use plimsoll_core::error::{Error, Refusal};
+use plimsoll_core::error::Refusal;
 use plimsoll_core::wire::connect::{ConnectCode, ConnectError};
 
-use crate::auth::{Principal, Verifier};
-use crate::rpc;
+use crate::rpc::{self, App, Procedure};
 
 /// The raw request body cap (8 MiB).
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
-const SERVICE: &str = "/plimsoll.v1.SandboxService/";
 const REQUEST_ID: &str = "plimsoll-request-id";
 const NOT_DISPATCHED: &str = "plimsoll-not-dispatched";
-
-/// What every handler shares.
-pub struct App {
-    /// The started engine.
-    pub engine: Engine,
-    /// Authentication.
-    pub verifier: Verifier,
-}
-
-/// The five procedures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Procedure {
-    /// Describe.
-    Describe,
-    /// Run.
-    Run,
-    /// OpenSession.
-    OpenSession,
-    /// SessionRun.
-    SessionRun,
-    /// CloseSession.
-    CloseSession,
-}
-
-impl Procedure {
-    fn from_path(path: &str) -> Option<Option<Procedure>> {
-        let at = path.rfind(SERVICE)?;
-        let name = &path[at + SERVICE.len()..];
-        Some(match name {
-            "Describe" => Some(Procedure::Describe),
-            "Run" => Some(Procedure::Run),
-            "OpenSession" => Some(Procedure::OpenSession),
-            "SessionRun" => Some(Procedure::SessionRun),
-            "CloseSession" => Some(Procedure::CloseSession),
-            _ => None,
-        })
-    }
-}
 
 /// The router: one fallback handler owns every path, so ordering is explicit.
 pub fn router(app: Arc<App>) -> axum::Router {
@@ -235,16 +194,4 @@ async fn read_body(req: Request) -> Option<Bytes> {
     axum::body::to_bytes(req.into_body(), MAX_BODY_BYTES)
         .await
         .ok()
-}
-
-/// Maps a principal to the core's caller.
-pub fn caller(p: &Principal) -> plimsoll_core::engine::Caller {
-    plimsoll_core::engine::Caller {
-        principal: p.id.clone(),
-    }
-}
-
-/// Turns a core error into its Connect answer.
-pub fn connect(e: &Error) -> ConnectError {
-    ConnectError::from(e)
 }
