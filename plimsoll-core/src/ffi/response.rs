@@ -94,7 +94,8 @@ pub struct PlimsollValue {
 }
 
 impl PlimsollValue {
-    fn of(kind: PlimsollValueKind) -> PlimsollValue {
+    /// A value of `kind` with every member zero.
+    pub(super) fn of(kind: PlimsollValueKind) -> PlimsollValue {
         PlimsollValue {
             kind,
             text: std::ptr::null(),

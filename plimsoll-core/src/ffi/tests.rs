@@ -145,15 +145,7 @@ fn bytes(sl: PlimsollSlice) -> Vec<u8> {
 /// The field at `path` of a live response (read through `plimsoll_response_get`).
 fn get(r: *const PlimsollResponse, path: &str) -> PlimsollValue {
     let p = CString::new(path).unwrap();
-    let mut v = PlimsollValue {
-        kind: PlimsollValueKind::None,
-        text: std::ptr::null(),
-        bytes: PlimsollSlice::EMPTY,
-        integer: 0,
-        flag: false,
-        floats: std::ptr::null(),
-        count: 0,
-    };
+    let mut v = PlimsollValue::of(PlimsollValueKind::None);
     // SAFETY: a live response, a NUL-terminated path and a writable value.
     let st = unsafe { plimsoll_response_get(r, p.as_ptr(), &mut v, std::ptr::null_mut()) };
     assert_eq!(st, PlimsollStatus::Ok, "{path}");

@@ -14,14 +14,12 @@ use crate::record::RunRecord;
 use crate::request::Request;
 use crate::result::{Artifact, ModuleRowResult, Output, StepResult};
 use crate::wire::json::encode;
-use crate::wire::{CloseSessionResponse, RunRequest, RunResponse};
+use crate::wire::{RunRequest, RunResponse};
 
 pub mod render;
 mod tables;
 
-pub use tables::{
-    ARTIFACT, CELL, JAVASCRIPT, MODULE, PROJECT, RECORD, ROW, RUN, STEP, SUMMARY, outcome_text,
-};
+pub use tables::{ARTIFACT, CELL, JAVASCRIPT, MODULE, PROJECT, RECORD, ROW, RUN, STEP, SUMMARY};
 
 /// A field's type, for the declarations rendered from the tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,9 +217,6 @@ impl Answer {
         Some(value)
     }
 }
-
-/// The closed session's summary, read with [`SUMMARY`].
-pub type Summary = CloseSessionResponse;
 
 #[cfg(test)]
 mod tests;

@@ -25,7 +25,7 @@ fn int(v: impl TryInto<i64>) -> Value<'static> {
 }
 
 /// The short name of an outcome (`completed`, `setup_failed`, …).
-pub fn outcome_text(o: ProjectOutcome) -> Value<'static> {
+fn outcome_text(o: ProjectOutcome) -> Value<'static> {
     Value::Text(o.as_str())
 }
 

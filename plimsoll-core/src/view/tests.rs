@@ -1,7 +1,7 @@
 use super::*;
 use crate::record::RunRecord;
 use crate::result::{CellResult, JavaScriptResult, ModuleResult, ProjectOutcome, ProjectResult};
-use crate::wire::Evidence;
+use crate::wire::{CloseSessionResponse, Evidence};
 
 fn answers() -> Vec<Answer> {
     let record = RunRecord {
