@@ -178,11 +178,7 @@ async fn an_unreachable_api_is_an_http_error_to_the_guest() {
 }
 
 async fn over_socket(path: &std::path::Path, request: &str) -> String {
-    let mut s = tokio::net::UnixStream::connect(path).await.unwrap();
-    s.write_all(request.as_bytes()).await.unwrap();
-    let mut out = Vec::new();
-    s.read_to_end(&mut out).await.unwrap();
-    String::from_utf8(out).unwrap()
+    over_socket_bytes(path, request.as_bytes()).await
 }
 
 #[tokio::test]
@@ -241,6 +237,64 @@ async fn the_unix_socket_serves_only_the_current_grant() {
     let d = sock.dir().to_owned();
     drop(sock);
     assert!(!d.exists(), "the socket directory is removed");
+}
+
+/// An oversized body is refused with a 413 the sender can read: the socket
+/// reads the rest of the body (within its discard bound) before answering, so
+/// a client still writing gets no `EPIPE`. 3 MiB is well past the kernel's
+/// socket buffers, so closing early would fail the write here every time.
+#[tokio::test]
+async fn an_oversized_body_gets_a_413_the_sender_reads() {
+    let (base, seen) = api().await;
+    let g = grants(&base, 50);
+    let dir = tempfile::tempdir().unwrap();
+    let sock = HostSocket::start(dir.path(), own()).unwrap();
+    let b = g
+        .open(
+            g.check("items", "alice", false).unwrap(),
+            "alice",
+            Duration::from_secs(10),
+        )
+        .unwrap();
+    sock.serve(Some(b));
+    let post = |len: usize| {
+        let mut r = format!(
+            "POST /v1/items HTTP/1.1\r\nHost: broker\r\nContent-Type: text/plain\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n"
+        )
+        .into_bytes();
+        r.resize(r.len() + len, b'x');
+        r
+    };
+    let mut s = tokio::net::UnixStream::connect(sock.path()).await.unwrap();
+    s.write_all(&post(3 * 1024 * 1024))
+        .await
+        .expect("the whole oversized request is written");
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).await.unwrap();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.starts_with("HTTP/1.1 413"), "{out}");
+    assert!(
+        out.ends_with(r#"{"error":"the request body exceeds 1 MiB"}"#),
+        "{out}"
+    );
+    // Exactly the limit is still served.
+    let ok = over_socket_bytes(&sock.path(), &post(1024 * 1024)).await;
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+    let log = seen.lock().unwrap().clone();
+    assert_eq!(
+        log.len(),
+        1,
+        "only the body within the limit reached the API"
+    );
+    assert_eq!(log[0].body.len(), 1024 * 1024);
+}
+
+async fn over_socket_bytes(path: &std::path::Path, request: &[u8]) -> String {
+    let mut s = tokio::net::UnixStream::connect(path).await.unwrap();
+    s.write_all(request).await.unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).await.unwrap();
+    String::from_utf8(out).unwrap()
 }
 
 /// The test process's own uid as the guest's: this process may connect.

@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
@@ -45,6 +45,12 @@ pub const MAX_CONNECTIONS: usize = 32;
 pub const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(5);
 /// The longest pause between accepts while they keep failing.
 pub const ACCEPT_BACKOFF_MAX: Duration = Duration::from_millis(100);
+/// How much of an oversized body is read and thrown away before the 413 is
+/// sent. Answering while the guest is still writing would close the
+/// connection under it and the guest would see `EPIPE` instead of the 413;
+/// reading (not keeping) the rest lets a sender that writes before it reads
+/// get the answer. Past this bound the connection is closed.
+pub const MAX_DISCARDED_BYTES: usize = 8 * MAX_REQUEST_BYTES;
 
 type Current = Arc<Mutex<Option<Arc<Broker>>>>;
 
@@ -276,18 +282,12 @@ async fn handle(
         .get(hyper::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let body = match Limited::new(req.into_body(), MAX_REQUEST_BYTES)
-        .collect()
-        .await
-    {
-        Ok(b) => b.to_bytes().to_vec(),
-        Err(_) => {
-            return Ok(answer(
-                413,
-                "application/json",
-                br#"{"error":"the request body exceeds 1 MiB"}"#.to_vec(),
-            ));
-        }
+    let Some(body) = read_body(req.into_body()).await else {
+        return Ok(answer(
+            413,
+            "application/json",
+            br#"{"error":"the request body exceeds 1 MiB"}"#.to_vec(),
+        ));
     };
     let a = broker
         .call(GuestCall {
@@ -298,4 +298,25 @@ async fn handle(
         })
         .await;
     Ok(answer(a.status, &a.content_type, a.body))
+}
+
+/// Reads a request body of at most [`MAX_REQUEST_BYTES`]; `None` when it is
+/// larger (or broken). An oversized body is read on, and discarded, up to
+/// [`MAX_DISCARDED_BYTES`], so the 413 reaches a sender still writing.
+async fn read_body(mut body: Incoming) -> Option<Vec<u8>> {
+    let mut kept = Vec::new();
+    let mut seen: usize = 0;
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else { return None };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        seen = seen.saturating_add(data.len());
+        if seen <= MAX_REQUEST_BYTES {
+            kept.extend_from_slice(&data);
+        } else if seen > MAX_REQUEST_BYTES + MAX_DISCARDED_BYTES {
+            return None;
+        }
+    }
+    (seen <= MAX_REQUEST_BYTES).then_some(kept)
 }
