@@ -24,6 +24,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${PLIMSOLL_VENV:-$ROOT/target/venv}"
 IMAGE="plimsoll/busybox:test"
 CLIENT_VERSION="0.23.0"
+# The vendor client that checks the E2B stand-in (tests/standins/e2b_sdk.py).
+E2B_SDK_VERSION="2.63.0"
 DAEMON_JSON=/etc/docker/daemon.json
 DOCKERD_LOG=/var/log/dockerd.log
 APT_LOG=/var/log/plimsoll-setup-apt.log
@@ -256,13 +258,14 @@ stage_verify() {
 
 # ---------------------------------------------------------------- venv
 venv_has_deps() {
-  "$VENV/bin/python" - "$CLIENT_VERSION" >/dev/null 2>&1 <<'EOF'
+  "$VENV/bin/python" - "$CLIENT_VERSION" "$E2B_SDK_VERSION" >/dev/null 2>&1 <<'EOF'
 import sys
 from importlib.metadata import version
 assert version("plimsoll-client") == sys.argv[1]
 version("pytest")
 version("pyjwt")
-import plimsoll_client, pytest, jwt
+assert version("e2b") == sys.argv[2]
+import plimsoll_client, pytest, jwt, e2b
 EOF
 }
 
@@ -274,12 +277,12 @@ stage_venv() {
     python3 -m venv "$VENV"
   fi
   if venv_has_deps; then
-    log "venv already has plimsoll-client==$CLIENT_VERSION, pytest and pyjwt"
+    log "venv already has plimsoll-client==$CLIENT_VERSION, e2b==$E2B_SDK_VERSION, pytest and pyjwt"
   else
-    log "pip install plimsoll-client==$CLIENT_VERSION pytest pyjwt"
+    log "pip install plimsoll-client==$CLIENT_VERSION e2b==$E2B_SDK_VERSION pytest pyjwt"
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-      "plimsoll-client==$CLIENT_VERSION" pytest pyjwt >&2
-    venv_has_deps || die "venv $VENV lacks plimsoll-client==$CLIENT_VERSION, pytest or pyjwt after install"
+      "plimsoll-client==$CLIENT_VERSION" "e2b==$E2B_SDK_VERSION" pytest pyjwt >&2
+    venv_has_deps || die "venv $VENV lacks plimsoll-client==$CLIENT_VERSION, e2b==$E2B_SDK_VERSION, pytest or pyjwt after install"
   fi
 }
 

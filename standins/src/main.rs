@@ -1,0 +1,171 @@
+//! `plimsoll-standin`: runs one stand-in until SIGINT or SIGTERM, then
+//! removes every sandbox it made. Prints one JSON line on stdout with the
+//! addresses it listens on, so a caller can bind port 0.
+//!
+//! ```text
+//! E2B_API_KEY=e2b_… plimsoll-standin e2b [--api ADDR] [--envd ADDR]
+//!     [--template NAME=IMAGE[,cpu=N][,memory=MB][,disk=MB]]… [--runtime RUNTIME]
+//!     [--domain DOMAIN] [--fault omit-envd-token|allow-egress]…
+//! ```
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+
+use plimsoll_standins::e2b::{self, Faults, Settings, Template};
+
+const USAGE: &str = "usage: E2B_API_KEY=e2b_<hex> plimsoll-standin e2b [--api ADDR] [--envd ADDR] \
+[--template NAME=IMAGE[,cpu=N][,memory=MB][,disk=MB]]... [--runtime RUNTIME] [--domain DOMAIN] \
+[--fault omit-envd-token|allow-egress]...";
+
+fn template(spec: &str) -> Result<(String, Template), String> {
+    let (name, rest) = spec
+        .split_once('=')
+        .ok_or_else(|| format!("--template {spec:?}: expected NAME=IMAGE"))?;
+    let mut parts = rest.split(',');
+    let image = parts.next().unwrap_or_default().to_owned();
+    let mut t = Template {
+        image,
+        cpu_count: 1,
+        memory_mb: 512,
+        disk_size_mb: 1024,
+    };
+    for p in parts {
+        let (k, v) = p
+            .split_once('=')
+            .ok_or_else(|| format!("--template: {p:?} is not KEY=VALUE"))?;
+        let n: u32 = v
+            .parse()
+            .map_err(|_| format!("--template: {k}={v:?} is not a number"))?;
+        match k {
+            "cpu" => t.cpu_count = n.max(1),
+            "memory" => t.memory_mb = n.max(128),
+            "disk" => t.disk_size_mb = n,
+            _ => return Err(format!("--template: unknown key {k:?}")),
+        }
+    }
+    if name.is_empty() || t.image.is_empty() {
+        return Err(format!("--template {spec:?}: expected NAME=IMAGE"));
+    }
+    Ok((name.to_owned(), t))
+}
+
+struct Args {
+    settings: Settings,
+    api: String,
+    envd: String,
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
+    if args.next().as_deref() != Some("e2b") {
+        return Err("the first argument names the stand-in: e2b".into());
+    }
+    let api_key = std::env::var("E2B_API_KEY").map_err(|_| "E2B_API_KEY is not set".to_owned())?;
+    let (mut api, mut envd) = ("127.0.0.1:0".to_owned(), "127.0.0.1:0".to_owned());
+    let mut templates = HashMap::new();
+    let (mut runtime, mut domain, mut faults) =
+        (None, "e2b.standin.invalid".to_owned(), Faults::default());
+    while let Some(flag) = args.next() {
+        let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--api" => api = value()?,
+            "--envd" => envd = value()?,
+            "--template" => {
+                let (n, t) = template(&value()?)?;
+                templates.insert(n, t);
+            }
+            "--runtime" => runtime = Some(value()?),
+            "--domain" => domain = value()?,
+            "--fault" => match value()?.as_str() {
+                "omit-envd-token" => faults.omit_envd_token = true,
+                "allow-egress" => faults.allow_egress = true,
+                other => return Err(format!("unknown fault {other:?}")),
+            },
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    if templates.is_empty() {
+        templates.insert(
+            "base".to_owned(),
+            template("base=plimsoll/e2b:latest").map(|(_, t)| t)?,
+        );
+    }
+    Ok(Args {
+        settings: Settings {
+            api_key,
+            templates,
+            runtime,
+            domain,
+            faults,
+        },
+        api,
+        envd,
+    })
+}
+
+async fn stopped() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let args = match parse(std::env::args().skip(1)) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("plimsoll-standin: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let bind = |addr: String| async move {
+        tokio::net::TcpListener::bind(&addr)
+            .await
+            .map_err(|e| format!("binding {addr}: {e}"))
+    };
+    let (api, envd) = match (bind(args.api).await, bind(args.envd).await) {
+        (Ok(a), Ok(e)) => (a, e),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("plimsoll-standin: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let standin = match e2b::StandIn::new(args.settings) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("plimsoll-standin: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let addr = |l: &tokio::net::TcpListener| {
+        l.local_addr()
+            .map(|a| format!("http://{a}"))
+            .unwrap_or_default()
+    };
+    println!(
+        "{}",
+        serde_json::json!({"api": addr(&api), "envd": addr(&envd)})
+    );
+    match e2b::serve(standin, api, envd, stopped()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("plimsoll-standin: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

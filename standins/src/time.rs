@@ -1,0 +1,40 @@
+//! RFC 3339 timestamps (UTC, whole seconds), as the vendors' APIs print them.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// `t` as `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn rfc3339(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn known_instants() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        let t = UNIX_EPOCH + Duration::from_secs(1_796_000_000);
+        assert_eq!(rfc3339(t), "2026-11-30T00:53:20Z");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400);
+        assert_eq!(rfc3339(leap), "2000-02-29T00:00:00Z");
+    }
+}
