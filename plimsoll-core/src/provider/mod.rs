@@ -27,6 +27,8 @@ pub use sandbox::{SandboxSpec, SessionSandbox};
 pub use session_settings::{SessionSettings, parse_duration};
 #[cfg(feature = "docker")]
 pub mod docker;
+#[cfg(feature = "e2b")]
+pub mod e2b;
 #[cfg(feature = "wasm")]
 pub mod wasm;
 
