@@ -27,7 +27,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
-step() { printf '\n== %s\n' "$*"; }
+# Each step names itself with the suite's elapsed time, so a slow step shows.
+SUITE_START=$(date +%s)
+step() { printf '\n== [%ss] %s\n' "$(( $(date +%s) - SUITE_START ))" "$*"; }
 
 if [ "${PLIMSOLL_SKIP_SETUP:-0}" != 1 ]; then
   step "host setup"

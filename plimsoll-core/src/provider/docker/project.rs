@@ -51,6 +51,14 @@ fn excerpt(bytes: &[u8]) -> String {
     s[..end].replace(['\n', '\r'], " ")
 }
 
+/// Removes a container the run gives up on; the orphan reconcile takes it
+/// when docker does not answer.
+async fn discard(live: Live) {
+    if let Err(r) = live.remove().await {
+        tracing::warn!(error = %r, "project container not removed; the orphan reconcile will");
+    }
+}
+
 /// Runs one project.
 pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result<ProjectResult> {
     let image = p.pinned(Role::Project)?;
@@ -107,6 +115,20 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
             &stopped,
         )
         .await;
+        // The staging exec went with its sandbox, or died of a signal: that
+        // may be docker's doing or the runtime's death under the run — an
+        // infrastructure error, not the project's setup failing.
+        let gone = match &done {
+            Ok(d) => matches!(
+                d.ended,
+                Ended::Exited(128..) | Ended::ContainerStopped | Ended::Unknown
+            ),
+            Err(e) => !matches!(e, ExecFail::Infrastructure(_)),
+        };
+        if gone && let Some(e) = p.ended_outside(&live).await {
+            discard(live).await;
+            return Err(e);
+        }
         let setup_error = match done {
             Ok(ExecDone {
                 ended: Ended::Exited(0),
@@ -171,6 +193,10 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
             Ok(d) => d,
             Err(ExecFail::Infrastructure(e)) => return Err(e),
             Err(ExecFail::NotRunning(m) | ExecFail::Refused(m)) => {
+                if let Some(e) = p.ended_outside(&live).await {
+                    discard(live).await;
+                    return Err(e);
+                }
                 let why = p.why_stopped(live.name()).await?;
                 (result.outcome, result.outcome_detail) = if i == 0 && why.is_none() {
                     (
@@ -195,9 +221,7 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
             Ended::Exited(128..) | Ended::ContainerStopped | Ended::Unknown
         ) && let Some(e) = p.ended_outside(&live).await
         {
-            if let Err(r) = live.remove().await {
-                tracing::warn!(error = %r, "project container not removed; the orphan reconcile will");
-            }
+            discard(live).await;
             return Err(e);
         }
         let (stdout, stdout_truncated) = done.stdout.finish();
