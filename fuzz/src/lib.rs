@@ -678,3 +678,63 @@ pub fn record_mutate(data: &[u8]) {
 pub fn golden_calls() -> usize {
     GOLDEN.len()
 }
+
+// ------------------------------------------------------------- connect_stream
+
+/// What reading a whole stream gave: each frame (messages read as envd
+/// events), then how it ended.
+fn read_stream(body: &[u8], split: usize) -> (Vec<String>, String) {
+    use plimsoll_core::provider::e2b::process::{self, Events};
+    use plimsoll_core::provider::e2b::stream::{Frame, StreamReader};
+    let mut reader = StreamReader::new(64 * 1024);
+    let mut events = Events::default();
+    let mut seen = Vec::new();
+    for chunk in body.chunks(split.max(1)) {
+        if let Err(e) = reader.push(chunk) {
+            return (seen, format!("push: {e}"));
+        }
+        loop {
+            match reader.next_frame() {
+                Ok(None) => break,
+                Ok(Some(Frame::Message(m))) => {
+                    let event = process::parse(&m);
+                    let order = event.as_ref().map(|e| events.accept(e));
+                    seen.push(format!("{event:?} {order:?}"));
+                }
+                Ok(Some(Frame::End(r))) => seen.push(format!("end {r:?}")),
+                Err(e) => return (seen, format!("frame: {e}")),
+            }
+        }
+    }
+    (seen, format!("finish: {:?}", reader.finish()))
+}
+
+/// `connect_stream`: envd's Connect stream reader on arbitrary bytes (the
+/// first byte picks the chunk size). Never panics; reads the same frames and
+/// ends the same way however the body is split (but for a budget crossed
+/// mid-frame, which only the split decides: then both end in an error); a
+/// body accepted whole ended with exactly one end frame, which is its last
+/// frame.
+pub fn connect_stream(data: &[u8]) {
+    let Some((&split, body)) = data.split_first() else {
+        return;
+    };
+    let whole = read_stream(body, body.len());
+    let parts = read_stream(body, usize::from(split % 17) + 1);
+    if whole.1.starts_with("push") || parts.1.starts_with("push") {
+        assert!(
+            !whole.1.starts_with("finish: Ok") && !parts.1.starts_with("finish: Ok"),
+            "an over-budget body was accepted: {whole:?} / {parts:?}"
+        );
+        return;
+    }
+    assert_eq!(whole, parts, "the split changed what was read");
+    if whole.1 == "finish: Ok(())" {
+        let ends = whole.0.iter().filter(|f| f.starts_with("end ")).count();
+        assert_eq!(ends, 1, "{whole:?}");
+        assert!(
+            whole.0.last().is_some_and(|f| f.starts_with("end ")),
+            "{whole:?}"
+        );
+    }
+}

@@ -12,13 +12,14 @@ use std::path::Path;
 /// A target's logic.
 type Target = fn(&[u8]);
 
-const TARGETS: [(&str, Target); 6] = [
+const TARGETS: [(&str, Target); 7] = [
     ("wire_json", plimsoll_fuzz::wire_json),
     ("request", plimsoll_fuzz::request),
     ("project_path", plimsoll_fuzz::project_path),
     ("route", plimsoll_fuzz::route),
     ("record_verify", plimsoll_fuzz::record_verify),
     ("record_mutate", plimsoll_fuzz::record_mutate),
+    ("connect_stream", plimsoll_fuzz::connect_stream),
 ];
 
 fn replay(name: &str, target: Target) -> usize {

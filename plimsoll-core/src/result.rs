@@ -376,6 +376,12 @@ impl CappedBuffer {
         self.buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
 
+    /// Flags the stream truncated: output was lost that never arrived here
+    /// (a run stopped for flooding past its transfer budget).
+    pub fn mark_truncated(&mut self) {
+        self.truncated = true;
+    }
+
     /// Whether anything was dropped.
     pub fn truncated(&self) -> bool {
         self.truncated

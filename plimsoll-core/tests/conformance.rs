@@ -20,8 +20,9 @@
 //!   never reaches it, and the guest sees no credential; refused, not
 //!   dispatched, where not claimed.
 //!
-//! wasm, docker on runc and docker on runsc run it here; every later provider
-//! runs it unchanged, with its own subject. Docker unreachable, or a runtime
+//! wasm, docker on runc, docker on runsc and e2b (against the E2B stand-in,
+//! in process) run it here; every later provider runs it unchanged, with its
+//! own subject. Docker unreachable, or a runtime
 //! unregistered, fails these tests: they never skip.
 #![expect(clippy::unwrap_used, reason = "integration tests fail loudly")]
 
@@ -466,4 +467,51 @@ mod docker {
     async fn docker_on_runsc_conforms() {
         conform(subject(DockerRuntime::Runsc, Isolation::Kernel).await).await;
     }
+}
+
+/// e2b against the E2B stand-in (its VMs are local containers; the tier is
+/// the provider's claim for E2B's Firecracker VMs).
+#[cfg(all(feature = "e2b", feature = "docker"))]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn e2b_conforms() {
+    use plimsoll_core::config::Config;
+    use plimsoll_core::provider::Chosen;
+    use plimsoll_core::provider::e2b::{E2bSettings, EnvdAddress};
+    use plimsoll_core::secret::Secret;
+
+    let standin = Arc::new(support::E2bStandIn::start(Default::default()).await);
+    // No grant path on e2b in this build: a configuration with profiles is
+    // refused at startup, so the granted case must be refused per run.
+    let api = Arc::default();
+    let config = Config {
+        provider: Chosen::new(E2bSettings {
+            api_key: Some(Arc::new(Secret::new(standin.key.clone()))),
+            api_url: url::Url::parse(&standin.api).unwrap(),
+            envd: EnvdAddress::Proxy(url::Url::parse(&standin.envd).unwrap()),
+            ..E2bSettings::default()
+        }),
+        instance: format!(
+            "plimsoll-test:conformance-e2b-{}",
+            hex::encode(rand::random::<[u8; 4]>())
+        ),
+        ..Config::default()
+    };
+    let engine = Engine::start(&config)
+        .await
+        .unwrap_or_else(|e| panic!("e2b against the stand-in: {e}"));
+    let vms = standin.clone();
+    conform(Subject {
+        name: "e2b (stand-in)".into(),
+        engine,
+        tier: Isolation::Vm,
+        provider: "e2b",
+        sandboxes: Box::new(move || {
+            let vms = vms.clone();
+            Box::pin(async move { vms.vms().await })
+        }),
+        start_wait: Duration::from_millis(2500),
+        api,
+    })
+    .await;
+    Arc::into_inner(standin).unwrap().stop().await;
 }

@@ -78,6 +78,8 @@ pub static PLUGINS: &[&Plugin] = &[
     &super::wasm::PLUGIN,
     #[cfg(feature = "docker")]
     &super::docker::PLUGIN,
+    #[cfg(feature = "e2b")]
+    &super::e2b::PLUGIN,
 ];
 
 /// The registered plugin called `name` (trimmed, case-insensitive).

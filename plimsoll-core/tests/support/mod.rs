@@ -145,3 +145,82 @@ pub fn docker_provider(
 ) -> Result<plimsoll_core::provider::docker::DockerProvider, plimsoll_core::config::ConfigError> {
     plimsoll_core::provider::docker::DockerProvider::new(&c.setup(), docker_of(c))
 }
+
+/// An E2B stand-in (`plimsoll-standins`) served in this process on two
+/// loopback ports; stopped (its VMs removed) by [`E2bStandIn::stop`].
+#[cfg(all(feature = "e2b", feature = "docker"))]
+pub struct E2bStandIn {
+    /// The control plane, `http://127.0.0.1:<port>`.
+    pub api: String,
+    /// envd, `http://127.0.0.1:<port>` (sandboxes named by header).
+    pub envd: String,
+    /// The one API key it accepts.
+    pub key: String,
+    run_id: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    served: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+#[cfg(all(feature = "e2b", feature = "docker"))]
+impl E2bStandIn {
+    /// Starts one whose template `base` is `plimsoll/e2b:latest` (1 vCPU,
+    /// 512 MB, 1 GB disk) under docker's default runtime, with `faults`.
+    pub async fn start(faults: plimsoll_standins::e2b::Faults) -> E2bStandIn {
+        use plimsoll_standins::e2b::{self, Settings, StandIn, Template};
+        let key = format!("e2b_{}", hex::encode(rand::random::<[u8; 20]>()));
+        let standin = StandIn::new(Settings {
+            api_key: key.clone(),
+            templates: std::collections::HashMap::from([(
+                "base".to_owned(),
+                Template {
+                    image: "plimsoll/e2b:latest".into(),
+                    cpu_count: 1,
+                    memory_mb: 512,
+                    disk_size_mb: 1024,
+                },
+            )]),
+            runtime: None,
+            domain: "e2b.local".into(),
+            faults,
+        })
+        .unwrap();
+        let run_id = standin.run_id.clone();
+        let api = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let envd = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let (api_url, envd_url) = (
+            format!("http://{}", api.local_addr().unwrap()),
+            format!("http://{}", envd.local_addr().unwrap()),
+        );
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let served = tokio::spawn(e2b::serve(standin, api, envd, async {
+            let _ = rx.await;
+        }));
+        E2bStandIn {
+            api: api_url,
+            envd: envd_url,
+            key,
+            run_id,
+            stop: Some(tx),
+            served: Some(served),
+        }
+    }
+
+    /// The VMs (containers) it has now.
+    pub async fn vms(&self) -> Vec<String> {
+        labelled(plimsoll_standins::e2b::vm::LABEL, &self.run_id)
+            .await
+            .into_iter()
+            .flat_map(|c| c.names.unwrap_or_default())
+            .collect()
+    }
+
+    /// Stops it and waits until its VMs are removed.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(s) = self.served.take() {
+            s.await.unwrap().unwrap();
+        }
+    }
+}

@@ -1,13 +1,185 @@
-//! The e2b provider (tier `vm`), being built for issue 15: E2B's REST
-//! control plane and envd's Connect data plane, with no vendor SDK. What is
-//! here so far is the data plane's wire: [`stream`] reads a Connect server
-//! stream (bounded, the end frame required) and [`process`] reads envd's
-//! process events and writes its start request. The protocol notes are in
-//! `docs/research/hosted-providers.md` §1; the stand-in the provider is
-//! tested against is `standins/src/e2b` (`docs/providers/e2b.md`).
+//! The e2b provider (tier `vm`): each snippet and project runs in a fresh
+//! E2B Firecracker microVM, spoken to with no vendor SDK — E2B's REST
+//! control plane ([`api`]) and envd, the agent in the VM ([`envd`]: its
+//! Connect process stream, read by [`stream`] and [`process`], and its
+//! `/files` API). The protocol notes are in
+//! `docs/research/hosted-providers.md` §1; the stand-in it is tested against
+//! is `standins/src/e2b` (`docs/providers/e2b.md`).
 //!
-//! Not yet registered in [`crate::provider::PLUGINS`]: `SANDBOX_PROVIDER=e2b`
-//! still exits at startup naming the providers this build has.
+//! The mark is earned by [`proof`] at startup (one real VM), never on
+//! `/readyz`, which only says the settings are read: a VM costs money. Every
+//! VM is created secure (envd demands its access token, and an answer
+//! without one is refused and the VM killed), with outbound traffic denied,
+//! stamped and tracked before the create ([`vm`]), read back before code
+//! goes in, and killed when the run returns; the reconcile kills stamped VMs
+//! nobody tracks.
+//!
+//! Not in this build yet: sessions (pause and resume) and grants (the egress
+//! guard); both are refused before dispatch (`E2B_GUARD_URL` is refused at
+//! startup).
 
+use std::sync::{Arc, OnceLock};
+
+use async_trait::async_trait;
+
+use crate::env::ConfigError;
+use crate::error::{Error, Result};
+use crate::provider::{Capabilities, Environment, Environments, Provider, RunContext, Setup};
+use crate::request::{JavaScriptRun, ProjectRun};
+use crate::result::{JavaScriptResult, ProjectResult};
+use crate::tier::Isolation;
+use crate::wire::RunResources;
+
+mod api;
+mod envd;
+mod http;
 pub mod process;
+mod proof;
+mod run;
+mod settings;
 pub mod stream;
+mod vm;
+
+pub use settings::{
+    DEFAULT_API_URL, DEFAULT_DOMAIN, DEFAULT_TEMPLATE, E2bSettings, EnvdAddress, PLUGIN,
+};
+pub use vm::{INSTANCE_KEY, LEASE_KEY};
+
+/// What every run of one provider shares.
+pub(crate) struct Inner {
+    settings: E2bSettings,
+    api: api::Api,
+    http: http::Http,
+    instance: String,
+    leases: vm::Leases,
+}
+
+/// The e2b provider.
+pub struct E2b {
+    inner: Arc<Inner>,
+    /// The template's envd version, once the proof has passed.
+    envd_version: OnceLock<String>,
+}
+
+impl E2b {
+    /// A provider with these settings; talks to nothing yet.
+    pub fn new(settings: &E2bSettings, setup: &Setup) -> Result<E2b, ConfigError> {
+        let key = settings
+            .api_key
+            .clone()
+            .ok_or_else(|| ConfigError::new("E2B_API_KEY", "required for SANDBOX_PROVIDER=e2b"))?;
+        let http = http::Http::new();
+        Ok(E2b {
+            inner: Arc::new(Inner {
+                api: api::Api::new(http.clone(), settings.api_url.clone(), key),
+                http,
+                settings: settings.clone(),
+                instance: setup.instance.clone(),
+                leases: vm::Leases::default(),
+            }),
+            envd_version: OnceLock::new(),
+        })
+    }
+
+    /// How many VMs this provider is responsible for now (created and not
+    /// yet killed).
+    pub fn live_vms(&self) -> usize {
+        self.inner.leases.len()
+    }
+
+    fn environment(&self) -> Environment {
+        let identity = match self.envd_version.get() {
+            Some(v) => format!("e2b-template:{};envd:{v}", self.inner.settings.template),
+            None => String::new(),
+        };
+        Environment {
+            software_identity: identity.clone(),
+            identity,
+            default_timeout_ms: 30_000,
+            max_timeout_ms: 120_000,
+            languages: vec!["javascript".into()],
+        }
+    }
+}
+
+#[async_trait]
+impl Provider for E2b {
+    fn name(&self) -> &'static str {
+        "e2b"
+    }
+
+    fn isolation(&self) -> Isolation {
+        Isolation::Vm
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            projects: true,
+            orphan_reconcile: true,
+            ..Capabilities::default()
+        }
+    }
+
+    fn environments(&self) -> Environments {
+        Environments {
+            javascript: Some(self.environment()),
+            project: Some(self.environment()),
+            module: None,
+            session: None,
+        }
+    }
+
+    fn resources(&self) -> RunResources {
+        let s = &self.inner.settings;
+        RunResources {
+            memory_mb: s.max_memory_mb.unwrap_or(0),
+            cpus: s.max_cpus.map(f64::from).unwrap_or(0.0),
+            disk_mb: s.max_disk_mb.unwrap_or(0),
+            ..RunResources::default()
+        }
+    }
+
+    /// The settings only: a VM costs money, and `/readyz` is unauthenticated.
+    async fn preflight(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn prove(&self) -> Result<Isolation> {
+        let version = proof::prove(&self.inner).await?;
+        let _ = self.envd_version.set(version);
+        Ok(Isolation::Vm)
+    }
+
+    async fn run_javascript(
+        &self,
+        job: &JavaScriptRun,
+        ctx: &RunContext,
+    ) -> Result<JavaScriptResult> {
+        if ctx.grant.is_some() {
+            return Err(Error::unsupported(
+                "the e2b provider carries no grants in this build",
+            ));
+        }
+        run::snippet(&self.inner, job, ctx).await
+    }
+
+    async fn run_project(&self, job: &ProjectRun, ctx: &RunContext) -> Result<ProjectResult> {
+        if ctx.grant.is_some() {
+            return Err(Error::unsupported(
+                "the e2b provider carries no grants in this build",
+            ));
+        }
+        run::project(&self.inner, job, ctx).await
+    }
+
+    async fn reconcile_orphans(&self) -> Result<usize> {
+        self.inner.reconcile(false).await
+    }
+
+    async fn shutdown(&self) {
+        // Nothing is in flight: every VM stamped with this instance goes.
+        if let Err(e) = self.inner.reconcile(true).await {
+            tracing::warn!(error = %e, "E2B sandboxes not listed at shutdown; the next start's reconcile kills them");
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! A snippet or a project on E2B: one fresh VM per run, read back before
+//! any code goes in, killed when the run returns (on every path, through
+//! [`Vm`]'s drop). Code runs as the template's unprivileged `user` in
+//! [`PROJECT_DIR`]; a snippet is `node <file>`, each project step `sh -c
+//! <step>`, each its own envd process with the run's deadline.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::Inner;
+use super::envd::{FLOODED_EXIT, Finish, Ran, ReadFile};
+use super::process::StartRequest;
+use super::vm::Vm;
+use crate::error::{Error, ErrorCode, Result};
+use crate::provider::RunContext;
+use crate::request::{JavaScriptRun, ProjectRun};
+use crate::result::{Artifact, JavaScriptResult, ProjectOutcome, ProjectResult, StepResult};
+
+/// The guest's user (the template's default; it cannot become root).
+pub const GUEST_USER: &str = "user";
+/// Where files go and code runs.
+pub const PROJECT_DIR: &str = "/home/user/project";
+/// Where a snippet's code is written.
+const SNIPPET_FILE: &str = "/home/user/.plimsoll/snippet.js";
+/// Bytes kept per stream (snippets and steps alike).
+pub const OUTPUT_CAP: usize = 64 * 1024;
+/// The artifacts' total budget.
+pub const ARTIFACT_BUDGET: usize = 8 * 1024 * 1024;
+/// Time for the control plane around the guest's budget (create, read back,
+/// files, kill): the VM's TTL is the run's budget plus this.
+pub const GRACE: Duration = Duration::from_secs(60);
+
+fn cancelled() -> Error {
+    Error::new(
+        ErrorCode::Cancelled,
+        "the run was cancelled; its E2B sandbox was killed",
+    )
+}
+
+/// A fresh VM for one run, read back; `Err(cancelled)` when the run was
+/// cancelled meanwhile.
+async fn fresh(p: &Arc<Inner>, ctx: &RunContext) -> Result<Vm> {
+    let vm = Vm::create(p, ctx.timeout + GRACE).await?;
+    if ctx.cancel.is_cancelled() {
+        vm.kill().await;
+        return Err(cancelled());
+    }
+    if let Err(e) = vm.check().await {
+        vm.kill().await;
+        return Err(e);
+    }
+    Ok(vm)
+}
+
+/// Runs one snippet.
+pub(crate) async fn snippet(
+    p: &Arc<Inner>,
+    job: &JavaScriptRun,
+    ctx: &RunContext,
+) -> Result<JavaScriptResult> {
+    let vm = fresh(p, ctx).await?;
+    let deadline = Instant::now() + ctx.timeout;
+    vm.envd
+        .write(
+            GUEST_USER,
+            &[(SNIPPET_FILE.to_owned(), job.code.as_bytes())],
+        )
+        .await?;
+    let start = StartRequest {
+        cmd: "node".into(),
+        args: vec![SNIPPET_FILE.into()],
+        envs: Default::default(),
+        cwd: Some(PROJECT_DIR.into()),
+    };
+    let ran = vm
+        .envd
+        .run(&start, GUEST_USER, deadline, OUTPUT_CAP, &ctx.cancel)
+        .await;
+    vm.kill().await;
+    let ran = ran?;
+    let (exit_code, timed_out) = match ran.finish {
+        Finish::Exit(c) => (c, false),
+        Finish::Deadline => (124, true),
+        Finish::Flooded => (FLOODED_EXIT, false),
+        Finish::Cancelled => return Err(cancelled()),
+    };
+    let (stdout, stdout_truncated) = ran.stdout.finish();
+    let (stderr, stderr_truncated) = ran.stderr.finish();
+    Ok(JavaScriptResult {
+        stdout,
+        stderr,
+        exit_code,
+        timed_out,
+        stdout_truncated,
+        stderr_truncated,
+    })
+}
+
+/// Runs one project.
+pub(crate) async fn project(
+    p: &Arc<Inner>,
+    job: &ProjectRun,
+    ctx: &RunContext,
+) -> Result<ProjectResult> {
+    let vm = fresh(p, ctx).await?;
+    let deadline = Instant::now() + ctx.timeout;
+    let result = steps(&vm, job, ctx, deadline).await;
+    vm.kill().await;
+    result
+}
+
+async fn steps(
+    vm: &Vm,
+    job: &ProjectRun,
+    ctx: &RunContext,
+    deadline: Instant,
+) -> Result<ProjectResult> {
+    let mut result = ProjectResult::default();
+    // The template makes the directory; steps run in it, files or none.
+    let files: Vec<(String, &[u8])> = job
+        .files
+        .iter()
+        .map(|f| (format!("{PROJECT_DIR}/{}", f.path), f.content.as_bytes()))
+        .collect();
+    if !files.is_empty()
+        && let Err(e) = vm.envd.write(GUEST_USER, &files).await
+    {
+        result.outcome = ProjectOutcome::SetupFailed;
+        result.outcome_detail = format!(
+            "writing the files into {PROJECT_DIR} failed: {}",
+            e.message()
+        );
+        return Ok(result);
+    }
+    result.outcome = ProjectOutcome::Completed;
+    for (i, step) in job.steps.iter().enumerate() {
+        let n = i + 1;
+        let start = StartRequest {
+            cmd: "/bin/sh".into(),
+            args: vec!["-c".into(), step.clone()],
+            envs: Default::default(),
+            cwd: Some(PROJECT_DIR.into()),
+        };
+        let ran: Ran = vm
+            .envd
+            .run(&start, GUEST_USER, deadline, OUTPUT_CAP, &ctx.cancel)
+            .await?;
+        let elapsed = ran.elapsed;
+        let (stdout, stdout_truncated) = ran.stdout.finish();
+        let (stderr, stderr_truncated) = ran.stderr.finish();
+        let mut r = StepResult {
+            command: step.clone(),
+            stdout,
+            stderr,
+            duration_ms: elapsed.as_millis() as i64,
+            stdout_truncated,
+            stderr_truncated,
+            ..StepResult::default()
+        };
+        match ran.finish {
+            Finish::Cancelled => return Err(cancelled()),
+            Finish::Exit(0) => result.steps.push(r),
+            Finish::Exit(code) => {
+                r.exit_code = code;
+                result.steps.push(r);
+                result.outcome_detail = format!("step {n} exited with code {code}");
+                break;
+            }
+            Finish::Flooded => {
+                r.exit_code = FLOODED_EXIT;
+                result.steps.push(r);
+                result.outcome_detail = format!(
+                    "step {n} was killed for sending more than {} bytes of output",
+                    super::envd::TRANSFER_BUDGET
+                );
+                break;
+            }
+            Finish::Deadline => {
+                r.exit_code = 124;
+                r.timed_out = true;
+                result.steps.push(r);
+                result.outcome = ProjectOutcome::TimedOut;
+                result.outcome_detail = format!(
+                    "step {n} was still running at the run's deadline of {} ms",
+                    ctx.timeout.as_millis()
+                );
+                break;
+            }
+        }
+    }
+    if !job.artifacts.is_empty() {
+        collect(vm, job, ctx, &mut result).await?;
+    }
+    Ok(result)
+}
+
+/// Says, one word a line in order, what each artifact path is: `ok` (a
+/// readable regular file inside the project directory once every link is
+/// resolved), `missing`, `escapes`, `notfile` or `unreadable`.
+const CHECK_ARTIFACTS: &str = r#"cd "$1" || exit 3
+shift
+for p; do
+  real=$(realpath -e -- "$p" 2>/dev/null) || { echo missing; continue; }
+  case "$real" in "$PWD"/*) ;; *) echo escapes; continue ;; esac
+  [ -f "$real" ] || { echo notfile; continue; }
+  [ -r "$real" ] || { echo unreadable; continue; }
+  echo ok
+done
+"#;
+
+/// Time for checking and reading the artifacts, after the steps' deadline.
+const COLLECT_BUDGET: Duration = Duration::from_secs(15);
+
+async fn collect(
+    vm: &Vm,
+    job: &ProjectRun,
+    ctx: &RunContext,
+    result: &mut ProjectResult,
+) -> Result<()> {
+    let mut args = vec![
+        "-c".to_owned(),
+        CHECK_ARTIFACTS.to_owned(),
+        "sh".into(),
+        PROJECT_DIR.into(),
+    ];
+    args.extend(job.artifacts.iter().cloned());
+    let start = StartRequest {
+        cmd: "/bin/sh".into(),
+        args,
+        envs: Default::default(),
+        cwd: Some(PROJECT_DIR.into()),
+    };
+    let until = Instant::now() + COLLECT_BUDGET;
+    let ran = vm
+        .envd
+        .run(&start, GUEST_USER, until, OUTPUT_CAP, &ctx.cancel)
+        .await?;
+    let (out, _) = ran.stdout.finish();
+    let words: Vec<&str> = std::str::from_utf8(&out)
+        .unwrap_or_default()
+        .lines()
+        .collect();
+    let mut refused = Vec::new();
+    if ran.finish != Finish::Exit(0) || words.len() != job.artifacts.len() {
+        refused.push("the artifact check did not finish".to_owned());
+    } else {
+        let mut left = ARTIFACT_BUDGET;
+        for (path, word) in job.artifacts.iter().zip(words) {
+            if word != "ok" {
+                refused.push(format!("{path} ({word})"));
+                continue;
+            }
+            match vm
+                .envd
+                .read(GUEST_USER, &format!("{PROJECT_DIR}/{path}"), left)
+                .await?
+            {
+                ReadFile::Bytes(content) => {
+                    left -= content.len();
+                    result.artifacts.push(Artifact {
+                        path: path.clone(),
+                        content,
+                    });
+                }
+                ReadFile::Missing => refused.push(format!("{path} (missing)")),
+                ReadFile::TooLarge => result.artifacts_truncated = true,
+            }
+        }
+    }
+    if !refused.is_empty() {
+        let note = format!("artifacts not collected: {}", refused.join(", "));
+        result.outcome_detail = if result.outcome_detail.is_empty() {
+            note
+        } else {
+            format!("{}; {note}", result.outcome_detail)
+        };
+    }
+    Ok(())
+}

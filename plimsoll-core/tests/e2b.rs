@@ -1,0 +1,186 @@
+//! The e2b provider's refusals and its cleanup, against the E2B stand-in
+//! (`plimsoll-standins`, served in this process; its VMs are local
+//! containers). The behaviour every provider shares is in `conformance.rs`.
+//!
+//! - a create answered without envd's access token: the startup proof
+//!   fails, naming it, and the VM that create made is killed;
+//! - a wrong API key: startup fails with E2B's refusal, the key in no message;
+//! - a run flooding past the stream's transfer budget ends as exit 153 with
+//!   both streams flagged truncated, and its VM goes;
+//! - the reconcile kills a VM stamped with this instance that no run tracks,
+//!   and leaves another instance's alone.
+//!
+//! Docker unreachable fails these tests: they never skip.
+#![cfg(all(feature = "e2b", feature = "docker"))]
+#![expect(clippy::unwrap_used, reason = "integration tests fail loudly")]
+
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use plimsoll_core::client::Runner;
+use plimsoll_core::config::Config;
+use plimsoll_core::engine::Engine;
+use plimsoll_core::provider::e2b::{E2bSettings, EnvdAddress, INSTANCE_KEY, LEASE_KEY};
+use plimsoll_core::provider::{Chosen, ProviderSettings, Setup};
+use plimsoll_core::request::{JavaScriptRun, Payload, Request};
+use plimsoll_core::result::Output;
+use plimsoll_core::secret::Secret;
+use plimsoll_standins::e2b::Faults;
+use support::E2bStandIn;
+use tokio_util::sync::CancellationToken;
+
+fn settings(s: &E2bStandIn, key: &str) -> E2bSettings {
+    E2bSettings {
+        api_key: Some(Arc::new(Secret::new(key.to_owned()))),
+        api_url: url::Url::parse(&s.api).unwrap(),
+        envd: EnvdAddress::Proxy(url::Url::parse(&s.envd).unwrap()),
+        ..E2bSettings::default()
+    }
+}
+
+fn config(s: &E2bStandIn, key: &str, instance: &str) -> Config {
+    Config {
+        provider: Chosen::new(settings(s, key)),
+        instance: instance.to_owned(),
+        ..Config::default()
+    }
+}
+
+fn instance() -> String {
+    format!(
+        "plimsoll-test:e2b-{}",
+        hex::encode(rand::random::<[u8; 4]>())
+    )
+}
+
+/// Waits up to 10 s for the stand-in to have no VM.
+async fn none_left(s: &E2bStandIn, after: &str) {
+    let t = Instant::now();
+    loop {
+        let left = s.vms().await;
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "after {after}: {left:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_without_the_envd_token_is_refused_and_its_vm_killed() {
+    let s = E2bStandIn::start(Faults {
+        omit_envd_token: true,
+        ..Faults::default()
+    })
+    .await;
+    let Err(e) = Engine::start(&config(&s, &s.key, &instance())).await else {
+        panic!("the proof must fail")
+    };
+    let m = e.to_string();
+    assert!(m.contains("no envd access token"), "{m}");
+    assert!(m.contains("refused and killed"), "{m}");
+    none_left(&s, "the refused create").await;
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_key_fails_startup_and_is_never_printed() {
+    let s = E2bStandIn::start(Faults::default()).await;
+    let wrong = format!("e2b_{}", "0123456789abcdef".repeat(2));
+    let Err(e) = Engine::start(&config(&s, &wrong, &instance())).await else {
+        panic!("a wrong key must fail startup")
+    };
+    let m = e.to_string();
+    assert!(m.contains("E2B answered 401"), "{m}");
+    assert!(!m.contains("0123456789abcdef"), "{m}");
+    none_left(&s, "the refused key").await;
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_past_the_transfer_budget_ends_as_exit_153() {
+    let s = E2bStandIn::start(Faults::default()).await;
+    let engine = Engine::start(&config(&s, &s.key, &instance()))
+        .await
+        .unwrap();
+    let r = Runner::from_engine(engine);
+    let mut req = Request::new(Payload::JavaScript(JavaScriptRun {
+        code: "const s = 'x'.repeat(1 << 20); for (let i = 0; i < 24; i++) { \
+               process.stdout.write(s); process.stderr.write(s) }"
+            .into(),
+        grant_profile: String::new(),
+    }));
+    req.envelope.timeout_ms = 60_000;
+    let resp = r.run(req, CancellationToken::new()).await.unwrap();
+    let Some(Output::JavaScript(j)) = resp.output else {
+        panic!("not a snippet result")
+    };
+    assert_eq!(
+        (
+            j.exit_code,
+            j.timed_out,
+            j.stdout_truncated,
+            j.stderr_truncated
+        ),
+        (153, false, true, true),
+        "{j:?}"
+    );
+    assert!(j.stdout.len() <= 64 * 1024 && j.stdout.starts_with(b"xxx"));
+    none_left(&s, "the flood").await;
+    s.stop().await;
+}
+
+/// Creates a VM on the stand-in directly, stamped with `metadata`.
+async fn create_directly(s: &E2bStandIn, metadata: serde_json::Value) -> String {
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<Full<Bytes>>();
+    let body = serde_json::json!({"templateID": "base", "timeout": 300, "secure": true,
+                                  "allow_internet_access": false, "metadata": metadata});
+    let req = hyper::Request::post(format!("{}/sandboxes", s.api))
+        .header("x-api-key", &s.key)
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(body.to_string())))
+        .unwrap();
+    let resp = client.request(req).await.unwrap();
+    assert_eq!(resp.status(), 201);
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    v["sandboxID"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reconcile_kills_this_instances_untracked_vms_only() {
+    let s = E2bStandIn::start(Faults::default()).await;
+    let ours = instance();
+    let orphan = create_directly(
+        &s,
+        serde_json::json!({INSTANCE_KEY: ours, LEASE_KEY: "a-lease-nobody-tracks"}),
+    )
+    .await;
+    let theirs = create_directly(
+        &s,
+        serde_json::json!({INSTANCE_KEY: "plimsoll-test:someone-else", LEASE_KEY: "x"}),
+    )
+    .await;
+    let setup = Setup {
+        instance: ours,
+        ..Setup::default()
+    };
+    let provider = settings(&s, &s.key).build(&setup).unwrap();
+    assert_eq!(provider.reconcile_orphans().await.unwrap(), 1);
+    let left = s.vms().await;
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(
+        left[0].contains(&theirs) && !left[0].contains(&orphan),
+        "{left:?} (orphan {orphan}, theirs {theirs})"
+    );
+    assert_eq!(provider.reconcile_orphans().await.unwrap(), 0);
+    s.stop().await;
+}
