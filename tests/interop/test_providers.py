@@ -1,13 +1,19 @@
 """The published client (plimsoll-client 0.23.0) against plimsolld on the real
-providers: wasm (tier process), docker on runc (container) and on runsc (kernel).
+providers: wasm (tier process), docker on runc (container) and on runsc (kernel),
+and e2b (vm) against the E2B stand-in.
 Every answer's record is verified by the client itself; a floor above the mark
 is refused before anything runs."""
+
+import json
+import os
+import secrets
+import subprocess
 
 import plimsoll_client
 import pytest
 from plimsoll_client import errors
 
-from conftest import TOKEN_ALICE
+from conftest import ROOT, TOKEN_ALICE
 
 
 def client(d):
@@ -102,3 +108,52 @@ def test_docker_runs_snippets_and_projects(start_daemon, clients_file, runtime, 
     with pytest.raises(errors.InsufficientIsolationError) as e:
         c.run_javascript("console.log(1)", minimum_isolation="vm")
     assert e.value.not_dispatched == "isolation"
+
+
+STANDIN = ROOT / "target" / "debug" / "plimsoll-standin"
+
+
+@pytest.fixture
+def e2b_standin():
+    """The E2B stand-in (target/debug/plimsoll-standin, built by the test
+    command): its control plane and envd addresses and its one API key."""
+    key = "e2b_" + secrets.token_hex(20)
+    proc = subprocess.Popen(
+        [str(STANDIN), "e2b", "--api", "127.0.0.1:0", "--envd", "127.0.0.1:0",
+         "--template", "base=plimsoll/e2b:latest,cpu=1,memory=512,disk=1024"],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "E2B_API_KEY": key},
+    )
+    addrs = json.loads(proc.stdout.readline())
+    yield addrs["api"], addrs["envd"], key
+    proc.terminate()
+    assert proc.wait(60) == 0
+
+
+def test_e2b_runs_snippets_and_projects_at_vm(start_daemon, clients_file, e2b_standin):
+    api, envd, key = e2b_standin
+    d = start_daemon(SANDBOX_PROVIDER="e2b", E2B_API_URL=api, E2B_SANDBOX_URL=envd, E2B_API_KEY=key,
+                     PLIMSOLL_CLIENTS_FILE=clients_file)
+    assert key not in d.log()
+    c = client(d)
+    info = c.describe()
+    assert (info.provider, info.isolation, info.supports_project, info.supports_sessions) == ("e2b", "vm", True, False)
+    r = c.run_javascript("console.log(6*7)", minimum_isolation="vm")
+    assert (r.stdout, r.exit_code) == (b"42\n", 0)
+    check_record(r, "vm")
+    p = c.run_project(
+        {"main.js": "console.log(require('./lib.js'))", "lib/x.txt": "x", "lib.js": "module.exports = 42"},
+        ["node main.js > out.txt", "cat out.txt", "exit 4", "echo never"],
+        artifacts=["out.txt"],
+        minimum_isolation="vm",
+    )
+    assert p.outcome == "completed", p.detail
+    assert [s.exit_code for s in p.steps] == [0, 0, 4]
+    assert p.steps[1].stdout == b"42\n"
+    assert [(a.path, a.content) for a in p.artifacts] == [("out.txt", b"42\n")]
+    check_record(p, "vm")
+    # Sessions are not built on e2b yet: refused before anything is dispatched.
+    with pytest.raises(errors.UnsupportedError) as e:
+        c.open_session()
+    assert e.value.not_dispatched == "unsupported"
+    assert d.stop() == 0
+    assert key not in d.log()
