@@ -146,6 +146,21 @@ impl Envd {
         ))
     }
 
+    /// A non-success answer as an error, its body read (a little) for the
+    /// message.
+    async fn refused(&self, what: &str, resp: hyper::Response<hyper::body::Incoming>) -> Error {
+        let (head, body) = resp.into_parts();
+        let body = read_limited(what, body, 64 << 10).await.unwrap_or_default();
+        self.fail(
+            what,
+            &Answer {
+                status: head.status,
+                headers: head.headers,
+                body,
+            },
+        )
+    }
+
     /// Writes files (absolute paths in the VM) as `user`, in one request;
     /// envd makes the parent directories.
     pub(crate) async fn write(&self, user: &str, files: &[(String, &[u8])]) -> Result<()> {
@@ -217,17 +232,7 @@ impl Envd {
             return Ok(ReadFile::Missing);
         }
         if status != StatusCode::OK {
-            let body = read_limited(what, resp.into_body(), 64 << 10)
-                .await
-                .unwrap_or_default();
-            return Err(self.fail(
-                what,
-                &Answer {
-                    status,
-                    headers: hyper::HeaderMap::new(),
-                    body,
-                },
-            ));
+            return Err(self.refused(what, resp).await);
         }
         let read = read_limited(what, resp.into_body(), limit);
         match tokio::time::timeout(FILE_TIMEOUT, read).await {
@@ -310,17 +315,7 @@ impl Envd {
             .unwrap_or_default()
             .to_owned();
         if status != StatusCode::OK || content_type != "application/connect+json" {
-            let body = read_limited(what, resp.into_body(), 64 << 10)
-                .await
-                .unwrap_or_default();
-            return Err(self.fail(
-                what,
-                &Answer {
-                    status,
-                    headers: hyper::HeaderMap::new(),
-                    body,
-                },
-            ));
+            return Err(self.refused(what, resp).await);
         }
         let mut body = resp.into_body();
         let mut reader = StreamReader::new(TRANSFER_BUDGET);
