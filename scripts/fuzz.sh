@@ -6,6 +6,7 @@
 #   FUZZ_TARGETS="route request" bash scripts/fuzz.sh
 #   FUZZ_SANITIZER=none bash scripts/fuzz.sh  # only if AddressSanitizer cannot link
 #   FUZZ_PROFILE=quick bash scripts/fuzz.sh   # opt-level 1: a quicker build of slower targets (CI)
+#   FUZZ_BUILD_ONLY=1 bash scripts/fuzz.sh    # build the targets, run none
 #
 # Installs the pinned cargo-fuzz if it is missing. Only a stable rustc exists
 # here, so RUSTC_BOOTSTRAP=1 lets it take cargo-fuzz's -Z flags. Builds once
@@ -43,6 +44,8 @@ TARGETS=${FUZZ_TARGETS:-$(cargo fuzz list --fuzz-dir fuzz)}
 start=$(date +%s)
 cargo fuzz build "${FLAGS[@]}"
 echo "fuzz: built in $(($(date +%s) - start)) s ($PROFILE, sanitizer $SANITIZER)"
+# FUZZ_BUILD_ONLY=1: build and stop (scripts/test.sh builds early, runs later).
+[ "${FUZZ_BUILD_ONLY:-0}" = 1 ] && exit 0
 
 BIN="$CARGO_TARGET_DIR/$(rustc -vV | sed -n 's/^host: //p')/release"
 JOBS=${FUZZ_JOBS:-$(nproc)}

@@ -53,6 +53,28 @@ step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 
 step "cargo test"
+cargo test --workspace --no-fail-fast --no-run
+# Two builds that share nothing with the one above (napi compiles for an
+# explicit --target, the fuzz targets with AddressSanitizer) start now, at the
+# lowest CPU priority and each in a target directory of its own, while the
+# suites below mostly wait on docker; the steps that need them wait for them.
+prebuild() { # prebuild NAME COMMAND...: runs it in the background, logged
+  local name=$1
+  shift
+  ( nice -n 19 "$@" ) >"$ROOT/target/prebuild-$name.log" 2>&1 &
+  eval "PREBUILD_${name}=$!"
+}
+prebuilt() { # prebuilt NAME: waits for it; fails with its log if it failed
+  local pid_var="PREBUILD_$1"
+  if ! wait "${!pid_var}"; then
+    echo "the $1 build failed:" >&2
+    cat "$ROOT/target/prebuild-$1.log" >&2
+    exit 1
+  fi
+  echo "the $1 build, started early: $(tail -n 1 "$ROOT/target/prebuild-$1.log")"
+}
+prebuild fuzz env FUZZ_BUILD_ONLY=1 FUZZ_PROFILE="${FUZZ_PROFILE:-quick}" bash scripts/fuzz.sh
+prebuild node bash -c 'cd bindings-node && npm ci --no-audit --no-fund && CARGO_TARGET_DIR="$1/target/node" npm run build' _ "$ROOT"
 # Every test binary runs, so one failure does not hide another's.
 cargo test --workspace --no-fail-fast
 
@@ -60,6 +82,7 @@ step "fuzz: seeds as regression tests, then a bounded run of every target"
 cargo fmt --manifest-path fuzz/Cargo.toml --check
 cargo clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
 cargo test --manifest-path fuzz/Cargo.toml
+prebuilt fuzz
 FUZZ_SECONDS=${FUZZ_SECONDS:-15} FUZZ_PROFILE=${FUZZ_PROFILE:-quick} bash scripts/fuzz.sh
 
 step "C ABI: include/plimsoll.h matches the pinned cbindgen"
@@ -79,7 +102,8 @@ bash tests/go/run.sh
 
 step "bindings: Python (PyO3) and Node (napi-rs)"
 bash bindings-python/test.sh
-bash bindings-node/test.sh
+prebuilt node
+PLIMSOLL_NODE_PREBUILT=1 bash bindings-node/test.sh
 
 step "the same session calls from Python, Node, C and Go, embedded and remote"
 python3 tests/vectors/compare.py "$PLIMSOLL_SESSION_VECTORS_OUT"
