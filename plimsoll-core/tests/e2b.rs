@@ -8,7 +8,8 @@
 //! - a run flooding past the stream's transfer budget ends as exit 153 with
 //!   both streams flagged truncated, and its VM goes;
 //! - the reconcile kills a VM stamped with this instance that no run tracks,
-//!   and leaves another instance's alone.
+//!   and leaves another instance's alone;
+//! - project files envd refuses to place are a setup failure, and no step runs.
 //!
 //! Docker unreachable fails these tests: they never skip.
 #![cfg(all(feature = "e2b", feature = "docker"))]
@@ -182,5 +183,35 @@ async fn the_reconcile_kills_this_instances_untracked_vms_only() {
         "{left:?} (orphan {orphan}, theirs {theirs})"
     );
     assert_eq!(provider.reconcile_orphans().await.unwrap(), 0);
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_envd_cannot_place_are_a_setup_failure_and_nothing_runs() {
+    use plimsoll_core::request::{ProjectFile, ProjectRun};
+    use plimsoll_core::result::ProjectOutcome;
+    let s = E2bStandIn::start(Faults::default()).await;
+    let engine = Engine::start(&config(&s, &s.key, &instance()))
+        .await
+        .unwrap();
+    let r = Runner::from_engine(engine);
+    let file = |path: &str| ProjectFile {
+        path: path.into(),
+        content: "x".into(),
+    };
+    // `x` is a directory once `x/y` is written: the file `x` cannot go there.
+    let req = Request::new(Payload::Project(ProjectRun {
+        files: vec![file("x/y"), file("x")],
+        steps: vec!["echo ran".into()],
+        ..ProjectRun::default()
+    }));
+    let resp = r.run(req, CancellationToken::new()).await.unwrap();
+    let Some(Output::Project(p)) = resp.output else {
+        panic!("not a project result")
+    };
+    assert_eq!(p.outcome, ProjectOutcome::SetupFailed, "{p:?}");
+    assert!(p.steps.is_empty(), "{p:?}");
+    assert!(p.outcome_detail.contains("envd answered 400"), "{p:?}");
+    none_left(&s, "the setup failure").await;
     s.stop().await;
 }

@@ -162,8 +162,9 @@ impl Envd {
     }
 
     /// Writes files (absolute paths in the VM) as `user`, in one request;
-    /// envd makes the parent directories.
-    pub(crate) async fn write(&self, user: &str, files: &[(String, &[u8])]) -> Result<()> {
+    /// envd makes the parent directories. `Ok(Err(why))`: envd said they
+    /// cannot go there (a path that is a directory, no disk left).
+    pub(crate) async fn write(&self, user: &str, files: &[(String, &[u8])]) -> Result<Written> {
         let what = "writing files into the E2B sandbox";
         let (multipart, single): (Vec<_>, Vec<_>) =
             files.iter().partition(|(p, _)| !p.contains('"'));
@@ -190,7 +191,9 @@ impl Envd {
                 )
                 .body(Full::new(Bytes::from(body)))
                 .map_err(|e| Error::infrastructure(format!("{what}: {e}")))?;
-            self.expect_ok(what, req).await?;
+            if let Err(why) = self.expect_ok(what, req).await? {
+                return Ok(Err(why));
+            }
         }
         // A path with a quote cannot be a multipart file name: one upload each.
         for (path, content) in single {
@@ -202,17 +205,23 @@ impl Envd {
                 .header("content-type", "application/octet-stream")
                 .body(Full::new(Bytes::copy_from_slice(content)))
                 .map_err(|e| Error::infrastructure(format!("{what}: {e}")))?;
-            self.expect_ok(what, req).await?;
+            if let Err(why) = self.expect_ok(what, req).await? {
+                return Ok(Err(why));
+            }
         }
-        Ok(())
+        Ok(Ok(()))
     }
 
-    async fn expect_ok(&self, what: &str, req: Request<Full<Bytes>>) -> Result<()> {
+    async fn expect_ok(&self, what: &str, req: Request<Full<Bytes>>) -> Result<Written> {
         let a = self.http.call(what, req, FILE_TIMEOUT, 1 << 20).await?;
-        if a.status == StatusCode::OK {
-            Ok(())
-        } else {
-            Err(self.fail(what, &a))
+        match a.status {
+            StatusCode::OK => Ok(Ok(())),
+            StatusCode::BAD_REQUEST | StatusCode::INSUFFICIENT_STORAGE => Ok(Err(format!(
+                "envd answered {}: {}",
+                a.status.as_u16(),
+                excerpt(&a.body, &[self.token.expose()])
+            ))),
+            _ => Err(self.fail(what, &a)),
         }
     }
 
@@ -410,6 +419,10 @@ impl Envd {
         })
     }
 }
+
+/// A write's outcome when envd answered: `Err(why)` when it refused the
+/// files themselves.
+pub(crate) type Written = std::result::Result<(), String>;
 
 /// What a file read found.
 #[derive(Debug)]

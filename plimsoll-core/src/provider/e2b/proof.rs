@@ -86,7 +86,8 @@ async fn steps(p: &Arc<Inner>) -> Result<String> {
                     (format!("{dir}/data/second.txt"), b"second file".as_slice()),
                 ],
             )
-            .await?;
+            .await?
+            .map_err(|why| fail(format!("writing the probe's files: {why}")))?;
         let start = StartRequest {
             cmd: "/bin/sh".into(),
             args: vec!["-c".into(), "sh .plimsoll-proof/probe.sh".into()],

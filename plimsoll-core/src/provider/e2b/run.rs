@@ -67,7 +67,10 @@ pub(crate) async fn snippet(
             GUEST_USER,
             &[(SNIPPET_FILE.to_owned(), job.code.as_bytes())],
         )
-        .await?;
+        .await?
+        .map_err(|why| {
+            Error::infrastructure(format!("writing the snippet into the E2B sandbox: {why}"))
+        })?;
     let start = StartRequest {
         cmd: "node".into(),
         args: vec![SNIPPET_FILE.into()],
@@ -125,13 +128,10 @@ async fn steps(
         .map(|f| (format!("{PROJECT_DIR}/{}", f.path), f.content.as_bytes()))
         .collect();
     if !files.is_empty()
-        && let Err(e) = vm.envd.write(GUEST_USER, &files).await
+        && let Err(why) = vm.envd.write(GUEST_USER, &files).await?
     {
         result.outcome = ProjectOutcome::SetupFailed;
-        result.outcome_detail = format!(
-            "writing the files into {PROJECT_DIR} failed: {}",
-            e.message()
-        );
+        result.outcome_detail = format!("writing the files into {PROJECT_DIR} failed: {why}");
         return Ok(result);
     }
     result.outcome = ProjectOutcome::Completed;
