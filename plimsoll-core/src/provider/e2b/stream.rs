@@ -122,10 +122,13 @@ impl StreamReader {
             return Ok(Some(Frame::Message(value)));
         }
         self.ended = true;
+        // The end frame is read first, so a malformed one is refused the same
+        // way whether or not bytes follow it in the same chunk.
+        let end = end(&value)?;
         if !self.buf.is_empty() {
             return Err(StreamError::AfterEnd);
         }
-        Ok(Some(Frame::End(end(&value)?)))
+        Ok(Some(Frame::End(end)))
     }
 
     /// The body has ended: it must have ended with the end frame.
