@@ -81,12 +81,6 @@ impl E2b {
         })
     }
 
-    /// How many VMs this provider is responsible for now (created and not
-    /// yet killed).
-    pub fn live_vms(&self) -> usize {
-        self.inner.leases.len()
-    }
-
     fn environment(&self) -> Environment {
         let identity = match self.envd_version.get() {
             Some(v) => format!("e2b-template:{};envd:{v}", self.inner.settings.template),

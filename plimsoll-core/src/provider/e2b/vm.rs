@@ -42,11 +42,6 @@ impl Leases {
     fn tracked(&self, lease: &str) -> bool {
         self.lock().contains(lease)
     }
-
-    /// How many VMs are tracked.
-    pub(crate) fn len(&self) -> usize {
-        self.lock().len()
-    }
 }
 
 /// A live VM. Dropped without [`Vm::kill`], it is killed in the background.
