@@ -4,8 +4,10 @@
 //! A request names a profile (`grant_profile`) and nothing more. An unknown
 //! profile and one the caller may not use get the same refusal. The
 //! credential is obtained once per run and never enters the sandbox; the
-//! sandbox reaches the broker through its provider's path (a wasm host
-//! function, a per-run Unix socket for docker), never a network.
+//! sandbox reaches the broker through its provider's path: a wasm host
+//! function, a per-run Unix socket for docker, and for a VM that runs
+//! elsewhere the [`guard`], one HTTPS path on plimsolld that admits a run by
+//! its own short-lived guard credential.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,6 +17,7 @@ use crate::env::ConfigError;
 use crate::error::{Error, ErrorCode, Result};
 
 pub mod broker;
+pub mod guard;
 pub mod metrics;
 pub mod profile;
 pub mod route;

@@ -249,7 +249,11 @@ async fn accept(listener: UnixListener, current: Current, access: Access, counte
     }
 }
 
-fn answer(status: u16, content_type: &str, body: Vec<u8>) -> hyper::Response<Full<Bytes>> {
+pub(crate) fn answer(
+    status: u16,
+    content_type: &str,
+    body: Vec<u8>,
+) -> hyper::Response<Full<Bytes>> {
     let mut r = hyper::Response::new(Full::new(Bytes::from(body)));
     *r.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_GATEWAY);
     if let Ok(v) = hyper::header::HeaderValue::from_str(content_type) {
@@ -303,7 +307,8 @@ async fn handle(
 /// Reads a request body of at most [`MAX_REQUEST_BYTES`]; `None` when it is
 /// larger (or broken). An oversized body is read on, and discarded, up to
 /// [`MAX_DISCARDED_BYTES`], so the 413 reaches a sender still writing.
-async fn read_body(mut body: Incoming) -> Option<Vec<u8>> {
+pub(crate) async fn read_body<B: hyper::body::Body<Data = Bytes>>(body: B) -> Option<Vec<u8>> {
+    let mut body = std::pin::pin!(body);
     let mut kept = Vec::new();
     let mut seen: usize = 0;
     while let Some(frame) = body.frame().await {
