@@ -136,12 +136,12 @@ impl InitWitness {
         if let Some(signal) = self.init.killed_by(deadline).await {
             return Some((self.init.pid, signal));
         }
-        let init_ended = self.init.ended_at.get().copied();
+        let init_ended = self.init.end_time(deadline).await;
         for w in &self.siblings {
             if let Some(signal) = w.killed_by(deadline).await {
                 let teardown = matches!(
-                    (w.ended_at.get(), init_ended),
-                    (Some(sibling), Some(init)) if *sibling > init
+                    (w.end_time(deadline).await, init_ended),
+                    (Some(sibling), Some(init)) if sibling > init
                 );
                 if !teardown {
                     return Some((w.pid, signal));
@@ -190,6 +190,27 @@ impl Watched {
             ended_at,
             watch,
         })
+    }
+
+    /// When it was seen to end; `None` while it runs or when no watch task
+    /// stamps it. A process that has ended is stamped by its watch task a
+    /// moment later (the task runs when the runtime next polls it), so this
+    /// waits for that stamp, at most until `deadline`: reading the stamp the
+    /// moment a sibling died would otherwise find none yet, and a teardown's
+    /// kill would count as the runtime's.
+    async fn end_time(&self, deadline: Instant) -> Option<Instant> {
+        if self.watch.is_none() || !self.ended() {
+            return None;
+        }
+        loop {
+            if let Some(t) = self.ended_at.get() {
+                return Some(*t);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
     }
 
     async fn killed_by(&self, deadline: Instant) -> Option<i32> {
