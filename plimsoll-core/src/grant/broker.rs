@@ -108,7 +108,8 @@ pub struct GuestAnswer {
 }
 
 impl GuestAnswer {
-    fn refusal(status: u16, message: &str) -> GuestAnswer {
+    /// A refusal: `status` and `{"error": message}` as JSON.
+    pub(crate) fn refusal(status: u16, message: &str) -> GuestAnswer {
         GuestAnswer {
             status,
             body: format!("{{\"error\":{message:?}}}").into_bytes(),

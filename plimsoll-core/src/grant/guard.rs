@@ -36,8 +36,8 @@ use hyper::body::Bytes;
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
-use crate::grant::broker::{Broker, GuestCall};
-use crate::grant::socket::{answer, read_body};
+use crate::grant::broker::{Broker, GuestAnswer, GuestCall};
+use crate::grant::socket::{content_type, read_body, respond};
 use crate::secret::Secret;
 
 /// The guard path plimsolld serves when the guard URL names none.
@@ -118,11 +118,7 @@ fn presented(authorization: Option<&hyper::header::HeaderValue>) -> Option<&str>
 }
 
 fn refusal(status: u16, message: &str) -> hyper::Response<Full<Bytes>> {
-    answer(
-        status,
-        "application/json",
-        format!("{{\"error\":{message:?}}}").into_bytes(),
-    )
+    respond(GuestAnswer::refusal(status, message))
 }
 
 impl Guard {
@@ -198,11 +194,7 @@ impl Guard {
             return refusal(429, "too many guard requests of this run at once");
         };
         let method = req.method().as_str().to_owned();
-        let content_type = req
-            .headers()
-            .get(hyper::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        let content_type = content_type(req.headers());
         let body = tokio::time::timeout(BODY_WITHIN, async {
             let _decoding = run.decoding.acquire().await.ok()?;
             Some(read_body(req.into_body()).await)
@@ -223,7 +215,7 @@ impl Guard {
                 content_type,
             })
             .await;
-        answer(a.status, &a.content_type, a.body)
+        respond(a)
     }
 }
 

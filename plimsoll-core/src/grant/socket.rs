@@ -34,7 +34,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::Semaphore;
 
-use crate::grant::broker::{Broker, GuestCall, MAX_REQUEST_BYTES};
+use crate::grant::broker::{Broker, GuestAnswer, GuestCall, MAX_REQUEST_BYTES};
 
 /// The socket's file name inside its directory.
 pub const SOCKET_NAME: &str = "host-api.sock";
@@ -249,17 +249,23 @@ async fn accept(listener: UnixListener, current: Current, access: Access, counte
     }
 }
 
-pub(crate) fn answer(
-    status: u16,
-    content_type: &str,
-    body: Vec<u8>,
-) -> hyper::Response<Full<Bytes>> {
-    let mut r = hyper::Response::new(Full::new(Bytes::from(body)));
-    *r.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_GATEWAY);
-    if let Ok(v) = hyper::header::HeaderValue::from_str(content_type) {
+/// The HTTP response that carries a broker's answer (or refusal) to the guest.
+pub(crate) fn respond(a: GuestAnswer) -> hyper::Response<Full<Bytes>> {
+    let mut r = hyper::Response::new(Full::new(Bytes::from(a.body)));
+    *r.status_mut() =
+        hyper::StatusCode::from_u16(a.status).unwrap_or(hyper::StatusCode::BAD_GATEWAY);
+    if let Ok(v) = hyper::header::HeaderValue::from_str(&a.content_type) {
         r.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
     }
     r
+}
+
+/// A request body's media type, if it names one the broker can pass on.
+pub(crate) fn content_type(headers: &hyper::HeaderMap) -> Option<String> {
+    headers
+        .get(hyper::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
 }
 
 async fn handle(
@@ -268,11 +274,7 @@ async fn handle(
 ) -> Result<hyper::Response<Full<Bytes>>, std::convert::Infallible> {
     let broker = current.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let Some(broker) = broker else {
-        return Ok(answer(
-            503,
-            "application/json",
-            br#"{"error":"no grant is active"}"#.to_vec(),
-        ));
+        return Ok(respond(GuestAnswer::refusal(503, "no grant is active")));
     };
     let method = req.method().as_str().to_owned();
     // The raw target, query included, so the broker's canonical check refuses a query.
@@ -281,17 +283,12 @@ async fn handle(
         .path_and_query()
         .map(|p| p.as_str().to_owned())
         .unwrap_or_default();
-    let content_type = req
-        .headers()
-        .get(hyper::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+    let content_type = content_type(req.headers());
     let Some(body) = read_body(req.into_body()).await else {
-        return Ok(answer(
+        return Ok(respond(GuestAnswer::refusal(
             413,
-            "application/json",
-            br#"{"error":"the request body exceeds 1 MiB"}"#.to_vec(),
-        ));
+            "the request body exceeds 1 MiB",
+        )));
     };
     let a = broker
         .call(GuestCall {
@@ -301,7 +298,7 @@ async fn handle(
             content_type,
         })
         .await;
-    Ok(answer(a.status, &a.content_type, a.body))
+    Ok(respond(a))
 }
 
 /// Reads a request body of at most [`MAX_REQUEST_BYTES`]; `None` when it is
