@@ -14,5 +14,6 @@
 //! fleet. Each module says which parts of its API it covers.
 
 pub mod connect;
+pub mod dockercloud;
 pub mod e2b;
 pub mod time;
