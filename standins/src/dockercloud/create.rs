@@ -396,7 +396,7 @@ pub async fn create(Shared(s): Shared<Arc<StandIn>>, headers: HeaderMap, body: B
             (format!("{LABEL}.sandbox"), uid.clone()),
         ]),
     };
-    let answer = respond(&s, &sandbox, false);
+    let answer = respond(&s, &sandbox, true);
     tokio::spawn(boot(s, sandbox, spec));
     answer
 }
