@@ -256,22 +256,37 @@ impl Machine {
     }
 }
 
-/// Removes every container labelled with `run_id` (and their disks).
+/// Removes every container labelled with `run_id` (and their disks), and
+/// waits (up to 30 s) until docker lists none: a removal another task began
+/// may still be in progress.
 pub async fn remove_labelled(docker: &Docker, run_id: &str) {
     let filters = HashMap::from([("label", vec![format!("{LABEL}={run_id}")])]);
-    let opts = ListContainersOptionsBuilder::new()
-        .all(true)
-        .filters(&filters)
-        .build();
-    let Ok(list) = docker.list_containers(Some(opts)).await else {
-        return;
-    };
-    for c in list {
-        if let Some(id) = c.id {
-            let opts = RemoveContainerOptionsBuilder::new().force(true).build();
-            if let Err(e) = docker.remove_container(&id, Some(opts)).await {
-                tracing::warn!(container = %id, error = %e, "removing a leftover stand-in container failed");
+    for _ in 0..150 {
+        let opts = ListContainersOptionsBuilder::new()
+            .all(true)
+            .filters(&filters)
+            .build();
+        let list = match docker.list_containers(Some(opts)).await {
+            Ok(l) if l.is_empty() => return,
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!(error = %e, "listing stand-in containers failed");
+                return;
+            }
+        };
+        for c in list {
+            let removing = c
+                .state
+                .as_ref()
+                .is_some_and(|s| s.to_string() == "removing");
+            if let (Some(id), false) = (c.id, removing) {
+                let opts = RemoveContainerOptionsBuilder::new().force(true).build();
+                if let Err(e) = docker.remove_container(&id, Some(opts)).await {
+                    tracing::debug!(container = %id, error = %e, "removing a leftover stand-in container failed");
+                }
             }
         }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
+    tracing::warn!(run = %run_id, "stand-in containers still listed after 30 s");
 }
