@@ -36,7 +36,7 @@ if cat > "$t" && chmod "$m" "$t" && mv -f -T -- "$t" "$p"; then exit 0; fi
 rm -f -- "$t"
 exit 72"#;
 
-/// Prints `$1`'s mode (octal) on stderr and its bytes on stdout. Exit 70: a
+/// Prints `$1`'s mode (octal; `find`, as gVisor refuses coreutils' `statx`) on stderr and its bytes on stdout. Exit 70: a
 /// symlink on the path; 71: not a regular file; 72: unreadable; 73: missing.
 const READ: &str = r#"p=$1
 d=$(dirname -- "$p")
@@ -45,7 +45,7 @@ d=$(dirname -- "$p")
 [ -e "$p" ] || exit 73
 [ -f "$p" ] || exit 71
 [ -r "$p" ] || exit 72
-stat -c %a -- "$p" >&2 || exit 72
+find "$p" -maxdepth 0 -printf %m >&2 || exit 72
 exec cat -- "$p""#;
 
 /// A file operation's failure (a script's exit `code`): the status and the `Error` body.
