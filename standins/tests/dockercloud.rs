@@ -625,8 +625,27 @@ async fn a_sandbox_from_create_to_delete() {
         (400, Some("invalidArgument"))
     );
 
-    // Delete: If-Match required, then current.
+    // Renewing the timeout restarts it and changes the etag.
     let path = format!("/v1/sandboxes/{uid}");
+    let renewed = h
+        .api(
+            "POST",
+            &format!("{path}/renew-timeout"),
+            &token,
+            &[],
+            json!({"timeout": "7200s"}),
+        )
+        .await;
+    assert_eq!(renewed.status, 200);
+    assert_ne!(
+        renewed.json()["effectiveFeatures"]["timeouts"]["expiresAt"],
+        v["effectiveFeatures"]["timeouts"]["expiresAt"]
+    );
+    let old_etag = etag;
+    let etag = renewed.headers["etag"].to_str().unwrap().to_owned();
+    assert_ne!(etag, old_etag);
+
+    // Delete: If-Match required, then current.
     let a = h.api("DELETE", &path, &token, &[], Value::Null).await;
     assert_eq!(a.status, 428);
     let a = h
@@ -634,7 +653,7 @@ async fn a_sandbox_from_create_to_delete() {
             "DELETE",
             &path,
             &token,
-            &[("if-match", "\"stale\"")],
+            &[("if-match", &old_etag)],
             Value::Null,
         )
         .await;

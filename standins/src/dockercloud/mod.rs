@@ -222,8 +222,8 @@ pub struct Credential {
     pub permissions: Vec<String>,
 }
 
-/// The stand-in's state, shared by the three listeners.
-#[derive(Debug)]
+/// The stand-in's state, shared by the three listeners. Its `Debug` shows
+/// no token.
 pub struct StandIn {
     /// Its settings.
     pub settings: Settings,
@@ -243,6 +243,18 @@ pub struct StandIn {
     pub credentials: Mutex<HashMap<String, Credential>>,
     /// `Idempotency-Key` → (the create's payload, the uid it made).
     pub idempotency: Mutex<HashMap<String, (Value, String)>>,
+}
+
+impl std::fmt::Debug for StandIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StandIn")
+            .field("settings", &self.settings)
+            .field("run_id", &self.run_id)
+            .field("sandboxes", &lock(&self.sandboxes).len())
+            .field("access_tokens", &lock(&self.access_tokens).len())
+            .field("credentials", &lock(&self.credentials).len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// A new strong etag, quoted.
