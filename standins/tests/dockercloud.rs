@@ -174,7 +174,7 @@ impl Harness {
                 &format!("/v1/sandboxes/{uid}/endpoint-credentials"),
                 token,
                 &[],
-                json!({"ttl": ttl}),
+                json!({"ttl": ttl, "permissions": ["sandboxesExec", "sandboxesFilesRead", "sandboxesFilesWrite"]}),
             )
             .await;
         assert_eq!(a.status, 200);

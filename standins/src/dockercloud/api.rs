@@ -314,15 +314,18 @@ async fn credentials(Shared(s): App, Path(uid): Path<String>, body: Bytes) -> Re
             Err(e) => return invalid("", e.to_string()),
         }
     };
-    let permissions = r
-        .permissions
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| PERMISSIONS.iter().map(|p| (*p).to_owned()).collect());
+    // Required, at least one, each known, none twice (the schema's rules).
+    let Some(permissions) = r.permissions.filter(|p| !p.is_empty()) else {
+        return invalid("permissions", "at least one permission is required");
+    };
     if let Some(p) = permissions
         .iter()
         .find(|p| !PERMISSIONS.contains(&p.as_str()))
     {
         return invalid("permissions", format!("unknown permission {p:?}"));
+    }
+    if (1..permissions.len()).any(|i| permissions[..i].contains(&permissions[i])) {
+        return invalid("permissions", "permissions must be unique");
     }
     let ttl = match r.ttl.as_deref().map(duration) {
         None => MAX_CREDENTIAL_TTL,
