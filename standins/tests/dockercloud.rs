@@ -537,6 +537,35 @@ async fn a_sandbox_from_create_to_delete() {
         dockercloud::endpoint::EXEC_OUTPUT_CAP
     );
 
+    // A credential carries only the permissions it was minted with.
+    let exec_only = h
+        .api(
+            "POST",
+            &format!("/v1/sandboxes/{uid}/endpoint-credentials"),
+            &token,
+            &[],
+            json!({"permissions": ["sandboxesExec"]}),
+        )
+        .await
+        .json();
+    let bearer = format!("Bearer {}", exec_only["token"].as_str().unwrap());
+    let body = multipart("bnd", &[("/tmp/denied.txt", b"x")]);
+    let up = h
+        .call(
+            "POST",
+            &format!("{uri}/v1/files/upload"),
+            &[
+                ("authorization", &bearer),
+                ("content-type", "multipart/form-data; boundary=bnd"),
+            ],
+            body,
+        )
+        .await;
+    assert_eq!(
+        (up.status, up.json()["code"].as_str()),
+        (403, Some("permissionDenied"))
+    );
+
     // Files: two uploaded (one nested), read back by exec and by download.
     let bearer = format!("Bearer {cred}");
     let body = multipart(

@@ -79,6 +79,8 @@ pub const RESOURCE_PAIRS: &[(u32, u64)] = &[(1, 2048), (2, 4096)];
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(3600);
 /// An endpoint credential's longest (and default) lifetime.
 pub const MAX_CREDENTIAL_TTL: Duration = Duration::from_secs(300);
+/// How long calls in flight may finish once the stand-in is told to stop.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// How often expiry is checked.
 const EXPIRY_TICK: Duration = Duration::from_millis(500);
 
@@ -438,13 +440,22 @@ pub async fn serve(
     let m =
         axum::serve(api, api::router(standin.clone())).with_graceful_shutdown(stopped(rx.clone()));
     let e = axum::serve(endpoint, endpoint::router(standin.clone()))
-        .with_graceful_shutdown(stopped(rx));
+        .with_graceful_shutdown(stopped(rx.clone()));
     tokio::spawn(async move {
         stop.await;
         let _ = tx.send(true);
     });
-    let (a, m, e) = tokio::join!(a.into_future(), m.into_future(), e.into_future());
+    // Calls in flight get a grace period, not a veto: an exec a client
+    // keeps waiting on must not keep the sandboxes alive.
+    let grace = async move {
+        stopped(rx).await;
+        tokio::time::sleep(SHUTDOWN_GRACE).await;
+    };
+    let served = tokio::select! {
+        (a, m, e) = async { tokio::join!(a.into_future(), m.into_future(), e.into_future()) } => a.and(m).and(e),
+        () = grace => Ok(()),
+    };
     expiry.abort();
     standin.shutdown().await;
-    a.and(m).and(e)
+    served
 }
