@@ -6,12 +6,22 @@
 //! E2B_API_KEY=e2b_… plimsoll-standin e2b [--api ADDR] [--envd ADDR]
 //!     [--template NAME=IMAGE[,cpu=N][,memory=MB][,disk=MB]]… [--runtime RUNTIME]
 //!     [--domain DOMAIN] [--fault omit-envd-token|allow-egress]…
+//! DOCKER_SBX_USERNAME=… DOCKER_SBX_TOKEN=… plimsoll-standin dockercloud
+//!     [--auth ADDR] [--api ADDR] [--endpoint ADDR] [--image REF=LOCALIMAGE]…
+//!     [--resources CPUS/MIB]… [--token-ttl SECONDS] [--runtime RUNTIME]
+//!     [--fault account-allow-all|policy-allows|deny-policy-read|allow-egress]…
 //! ```
 
 use std::collections::HashMap;
 use std::process::ExitCode;
 
+use plimsoll_standins::dockercloud;
 use plimsoll_standins::e2b::{self, Faults, Settings, Template};
+
+const USAGE_DOCKERCLOUD: &str = "usage: DOCKER_SBX_USERNAME=<id> DOCKER_SBX_TOKEN=<pat> \
+plimsoll-standin dockercloud [--auth ADDR] [--api ADDR] [--endpoint ADDR] [--image REF=LOCALIMAGE]... \
+[--resources CPUS/MIB]... [--token-ttl SECONDS] [--runtime RUNTIME] \
+[--fault account-allow-all|policy-allows|deny-policy-read|allow-egress]...";
 
 const USAGE: &str = "usage: E2B_API_KEY=e2b_<hex> plimsoll-standin e2b [--api ADDR] [--envd ADDR] \
 [--template NAME=IMAGE[,cpu=N][,memory=MB][,disk=MB]]... [--runtime RUNTIME] [--domain DOMAIN] \
@@ -56,9 +66,6 @@ struct Args {
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
-    if args.next().as_deref() != Some("e2b") {
-        return Err("the first argument names the stand-in: e2b".into());
-    }
     let api_key = std::env::var("E2B_API_KEY").map_err(|_| "E2B_API_KEY is not set".to_owned())?;
     let (mut api, mut envd) = ("127.0.0.1:0".to_owned(), "127.0.0.1:0".to_owned());
     let mut templates = HashMap::new();
@@ -117,6 +124,146 @@ async fn stopped() {
     }
 }
 
+struct DockerCloudArgs {
+    settings: dockercloud::Settings,
+    auth: String,
+    api: String,
+    endpoint: String,
+}
+
+fn parse_dockercloud(mut args: impl Iterator<Item = String>) -> Result<DockerCloudArgs, String> {
+    let env = |k: &str| std::env::var(k).map_err(|_| format!("{k} is not set"));
+    let (username, token) = (env("DOCKER_SBX_USERNAME")?, env("DOCKER_SBX_TOKEN")?);
+    let mut addrs = [
+        "127.0.0.1:0".to_owned(),
+        "127.0.0.1:0".to_owned(),
+        "127.0.0.1:0".to_owned(),
+    ];
+    let mut images = HashMap::new();
+    let mut extra_resources = Vec::new();
+    let (mut runtime, mut ttl, mut faults) = (None, 900u64, dockercloud::Faults::default());
+    while let Some(flag) = args.next() {
+        let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--auth" => addrs[0] = value()?,
+            "--api" => addrs[1] = value()?,
+            "--endpoint" => addrs[2] = value()?,
+            "--image" => {
+                let v = value()?;
+                match v.split_once('=') {
+                    Some((r, i)) if !r.is_empty() && !i.is_empty() => {
+                        images.insert(r.to_owned(), i.to_owned());
+                    }
+                    _ => return Err(format!("--image {v:?}: expected REF=LOCALIMAGE")),
+                }
+            }
+            "--resources" => {
+                let v = value()?;
+                let pair = v
+                    .split_once('/')
+                    .and_then(|(c, m)| Some((c.parse().ok()?, m.parse().ok()?)));
+                match pair {
+                    Some(p) => extra_resources.push(p),
+                    None => return Err(format!("--resources {v:?}: expected CPUS/MIB")),
+                }
+            }
+            "--token-ttl" => {
+                let v = value()?;
+                ttl = v
+                    .parse()
+                    .ok()
+                    .filter(|t| *t > 0)
+                    .ok_or_else(|| format!("--token-ttl {v:?}: expected whole seconds"))?;
+            }
+            "--runtime" => runtime = Some(value()?),
+            "--fault" => match value()?.as_str() {
+                "account-allow-all" => faults.account_allow_all = true,
+                "policy-allows" => faults.policy_allows = true,
+                "deny-policy-read" => faults.deny_policy_read = true,
+                "allow-egress" => faults.allow_egress = true,
+                other => return Err(format!("unknown fault {other:?}")),
+            },
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    if images.is_empty() {
+        images.insert(
+            "plimsoll/project:latest".to_owned(),
+            "plimsoll/project:latest".to_owned(),
+        );
+    }
+    let [auth, api, endpoint] = addrs;
+    Ok(DockerCloudArgs {
+        settings: dockercloud::Settings {
+            username,
+            token,
+            images,
+            extra_resources,
+            runtime,
+            access_token_ttl: std::time::Duration::from_secs(ttl),
+            faults,
+        },
+        auth,
+        api,
+        endpoint,
+    })
+}
+
+async fn bind(addr: String) -> Result<tokio::net::TcpListener, String> {
+    tokio::net::TcpListener::bind(&addr)
+        .await
+        .map_err(|e| format!("binding {addr}: {e}"))
+}
+
+fn url(l: &tokio::net::TcpListener) -> String {
+    l.local_addr()
+        .map(|a| format!("http://{a}"))
+        .unwrap_or_default()
+}
+
+async fn main_dockercloud(args: impl Iterator<Item = String>) -> ExitCode {
+    let args = match parse_dockercloud(args) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("plimsoll-standin: {e}\n{USAGE_DOCKERCLOUD}");
+            return ExitCode::from(2);
+        }
+    };
+    let (auth, api, endpoint) = match (
+        bind(args.auth).await,
+        bind(args.api).await,
+        bind(args.endpoint).await,
+    ) {
+        (Ok(a), Ok(m), Ok(e)) => (a, m, e),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
+            eprintln!("plimsoll-standin: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let standin = match dockercloud::StandIn::new(args.settings) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("plimsoll-standin: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!(
+        "{}",
+        serde_json::json!({
+            "auth": url(&auth),
+            "api": format!("{}/sandboxes", url(&api)),
+            "endpoint": url(&endpoint),
+        })
+    );
+    match dockercloud::serve(standin, auth, api, endpoint, stopped()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("plimsoll-standin: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
@@ -126,7 +273,18 @@ async fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .init();
-    let args = match parse(std::env::args().skip(1)) {
+    let mut argv = std::env::args().skip(1);
+    match argv.next().as_deref() {
+        Some("e2b") => {}
+        Some("dockercloud") => return main_dockercloud(argv).await,
+        _ => {
+            eprintln!(
+                "plimsoll-standin: the first argument names the stand-in: e2b or dockercloud\n{USAGE}\n{USAGE_DOCKERCLOUD}"
+            );
+            return ExitCode::from(2);
+        }
+    }
+    let args = match parse(argv) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("plimsoll-standin: {e}\n{USAGE}");
