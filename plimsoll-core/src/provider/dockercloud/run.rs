@@ -208,7 +208,6 @@ async fn steps(
             stderr_truncated: ran.out.stderr_truncated,
             exit_code: ran.exit_code,
             timed_out: ran.timed_out,
-            ..StepResult::default()
         };
         result.steps.push(r);
         if ran.timed_out {
