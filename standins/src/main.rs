@@ -9,7 +9,8 @@
 //! DOCKER_SBX_USERNAME=… DOCKER_SBX_TOKEN=… plimsoll-standin dockercloud
 //!     [--auth ADDR] [--api ADDR] [--endpoint ADDR] [--image REF=LOCALIMAGE]…
 //!     [--resources CPUS/MIB]… [--token-ttl SECONDS] [--runtime RUNTIME]
-//!     [--fault account-allow-all|policy-allows|deny-policy-read|allow-egress]…
+//!     [--fault account-allow-all|policy-allows|deny-policy-read|allow-egress
+//!     |throttle-reads]…
 //! ```
 
 use std::collections::HashMap;
@@ -21,7 +22,7 @@ use plimsoll_standins::e2b::{self, Faults, Settings, Template};
 const USAGE_DOCKERCLOUD: &str = "usage: DOCKER_SBX_USERNAME=<id> DOCKER_SBX_TOKEN=<pat> \
 plimsoll-standin dockercloud [--auth ADDR] [--api ADDR] [--endpoint ADDR] [--image REF=LOCALIMAGE]... \
 [--resources CPUS/MIB]... [--token-ttl SECONDS] [--runtime RUNTIME] \
-[--fault account-allow-all|policy-allows|deny-policy-read|allow-egress]...";
+[--fault account-allow-all|policy-allows|deny-policy-read|allow-egress|throttle-reads]...";
 
 const USAGE: &str = "usage: E2B_API_KEY=e2b_<hex> plimsoll-standin e2b [--api ADDR] [--envd ADDR] \
 [--template NAME=IMAGE[,cpu=N][,memory=MB][,disk=MB]]... [--runtime RUNTIME] [--domain DOMAIN] \
@@ -181,6 +182,7 @@ fn parse_dockercloud(mut args: impl Iterator<Item = String>) -> Result<DockerClo
                 "policy-allows" => faults.policy_allows = true,
                 "deny-policy-read" => faults.deny_policy_read = true,
                 "allow-egress" => faults.allow_egress = true,
+                "throttle-reads" => faults.throttle_reads = true,
                 other => return Err(format!("unknown fault {other:?}")),
             },
             other => return Err(format!("unknown argument {other:?}")),

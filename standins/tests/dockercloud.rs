@@ -757,6 +757,28 @@ async fn credentials_expire_mid_exec_and_sandboxes_at_their_timeout() {
 
 #[tokio::test]
 async fn faults_show() {
+    // throttle-reads: every second GET is 429 with Retry-After; POSTs pass.
+    let faults = Faults {
+        throttle_reads: true,
+        ..Faults::default()
+    };
+    let h = start(faults, Duration::from_secs(900)).await;
+    let token = h.token().await;
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        let a = h
+            .api("GET", "/v1/network-policies", &token, &[], Value::Null)
+            .await;
+        if a.status == 429 {
+            assert_eq!(a.headers["retry-after"], "1");
+            assert_eq!(a.json()["code"], "resourceExhausted");
+        }
+        seen.push(a.status);
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, [200, 200, 429, 429]);
+    h.stop().await;
+
     // deny-policy-read: both reads are 403.
     let h = start(
         Faults {

@@ -45,12 +45,39 @@ pub fn router(standin: Arc<StandIn>) -> Router {
         .fallback(unserved)
         .layer(axum::middleware::from_fn_with_state(
             standin.clone(),
+            throttle,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            standin.clone(),
             management,
         ));
     Router::new()
         .nest("/sandboxes", v1)
         .fallback(unserved)
         .with_state(standin)
+}
+
+/// [`super::Faults::throttle_reads`]: every second GET is 429.
+async fn throttle(
+    Shared(s): App,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let throttled = s.settings.faults.throttle_reads
+        && req.method() == axum::http::Method::GET
+        && s.reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 0;
+    if throttled {
+        let mut r = error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "resourceExhausted",
+            "rate limit exceeded",
+            vec![json!({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1s"})],
+        );
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return r;
+    }
+    next.run(req).await
 }
 
 /// A duration as protobuf JSON prints it (`"300s"`, `"1.5s"`).

@@ -49,29 +49,29 @@
 //! inline `networkPolicies` (refused 409 `failedPrecondition`, as observed
 //! live while an account default policy governs), the undocumented policy
 //! PUT, policy logs, stop/start/patch, durable processes and interactive
-//! sessions, file stat/list/mkdir/move/remove, quotas and 429s.
+//! sessions, file stat/list/mkdir/move/remove, quotas (429 on reads only
+//! as a fault).
 //!
 //! Faults a test can ask for ([`Faults`]) make the stand-in misbehave the
-//! way a misconfigured account or a hostile service would.
+//! way a misconfigured account, a busy service or a hostile one would.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use axum::Json;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use bollard::Docker;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 pub mod api;
 pub mod auth;
 pub mod create;
 pub mod endpoint;
+pub mod errors;
 pub mod files;
 pub mod vm;
 
 pub use crate::e2b::lock;
+pub use errors::{error, invalid, sandbox_not_found, unserved};
 
 /// The supported `resources` pairs (cpus, memoryMib): micro and small.
 pub const RESOURCE_PAIRS: &[(u32, u64)] = &[(1, 2048), (2, 4096)];
@@ -97,6 +97,9 @@ pub struct Faults {
     pub deny_policy_read: bool,
     /// Every container gets a network whatever the policy says.
     pub allow_egress: bool,
+    /// Every second management GET answers 429 `resourceExhausted` with
+    /// `Retry-After: 1` and a `RetryInfo` detail, as Docker throttles reads.
+    pub throttle_reads: bool,
 }
 
 /// How the stand-in is set up.
@@ -245,6 +248,8 @@ pub struct StandIn {
     pub credentials: Mutex<HashMap<String, Credential>>,
     /// `Idempotency-Key` → (the create's payload, the uid it made).
     pub idempotency: Mutex<HashMap<String, (Value, String)>>,
+    /// Management GETs so far (for [`Faults::throttle_reads`]).
+    pub reads: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for StandIn {
@@ -269,58 +274,6 @@ pub fn random_id(len: usize) -> String {
     crate::e2b::random_id(len)
 }
 
-/// A Docker error answer: `{"code": <camelCase>, "message", "details"}`.
-pub fn error(
-    status: StatusCode,
-    code: &str,
-    message: impl Into<String>,
-    details: Vec<Value>,
-) -> Response {
-    (
-        status,
-        Json(json!({"code": code, "message": message.into(), "details": details})),
-    )
-        .into_response()
-}
-
-/// 400 `invalidArgument` with a `BadRequest` detail naming `field`.
-pub fn invalid(field: &str, message: impl Into<String>) -> Response {
-    let message = message.into();
-    error(
-        StatusCode::BAD_REQUEST,
-        "invalidArgument",
-        message.clone(),
-        vec![json!({
-            "@type": "type.googleapis.com/google.rpc.BadRequest",
-            "fieldViolations": [{"field": field, "description": message}],
-        })],
-    )
-}
-
-/// 404 `notFound` for a sandbox, with a `ResourceInfo` detail.
-pub fn sandbox_not_found(uid: &str) -> Response {
-    error(
-        StatusCode::NOT_FOUND,
-        "notFound",
-        format!("sandbox \"sandboxes/{uid}\" not found"),
-        vec![json!({
-            "@type": "type.googleapis.com/google.rpc.ResourceInfo",
-            "resourceType": "sandbox",
-            "resourceName": format!("sandboxes/{uid}"),
-        })],
-    )
-}
-
-/// 404 `notFound` for a route the stand-in does not serve (as Cloud answers).
-pub async fn unserved() -> Response {
-    error(
-        StatusCode::NOT_FOUND,
-        "notFound",
-        "the requested route is not served",
-        Vec::new(),
-    )
-}
-
 impl StandIn {
     /// A stand-in on the local docker daemon.
     pub fn new(settings: Settings) -> Result<Arc<StandIn>, String> {
@@ -335,6 +288,7 @@ impl StandIn {
             access_tokens: Mutex::default(),
             credentials: Mutex::default(),
             idempotency: Mutex::default(),
+            reads: std::sync::atomic::AtomicU64::new(0),
         }))
     }
 
