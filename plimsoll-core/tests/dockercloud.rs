@@ -10,6 +10,7 @@
 //! - the reconcile deletes this instance's untracked sandbox and leaves
 //!   another instance's young one alone;
 //! - a wrong PAT: a clear startup error that carries no secret;
+//! - management reads answered 429 are retried: startup and a run succeed;
 //! - after each, no sandbox and no container is left.
 //!
 //! Docker unreachable fails these tests: they never skip.
@@ -324,5 +325,32 @@ async fn the_reconcile_deletes_this_instances_leftover_and_leaves_anothers_young
     assert_eq!(provider.reconcile_orphans().await.unwrap(), 0);
     s.standin.delete(&young).await;
     none_left(&s, "the reconcile").await;
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn throttled_reads_are_retried() {
+    let s = DockerCloudStandIn::start(Faults {
+        throttle_reads: true,
+        ..Faults::default()
+    })
+    .await;
+    let engine = Engine::start(&config(&s, &s.pat, &instance()))
+        .await
+        .unwrap();
+    let r = Runner::from_engine(engine);
+    let req = Request::new(Payload::JavaScript(JavaScriptRun {
+        code: "console.log('through')".into(),
+        grant_profile: String::new(),
+    }));
+    let resp = r.run(req, CancellationToken::new()).await.unwrap();
+    let Some(Output::JavaScript(j)) = resp.output else {
+        panic!("not a snippet result")
+    };
+    assert_eq!(
+        (j.stdout.as_slice(), j.exit_code),
+        (b"through\n".as_slice(), 0)
+    );
+    none_left(&s, "the throttled run").await;
     s.stop().await;
 }

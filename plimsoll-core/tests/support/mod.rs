@@ -244,7 +244,8 @@ fn build_dockercloud_image() {
     let mut child = std::process::Command::new("docker")
         .args(["build", "-q", "-t", DOCKERCLOUD_LOCAL_IMAGE, "-"])
         .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     child
@@ -253,9 +254,11 @@ fn build_dockercloud_image() {
         .unwrap()
         .write_all(b"FROM plimsoll/project:latest\nUSER root\n")
         .unwrap();
+    let out = child.wait_with_output().unwrap();
     assert!(
-        child.wait().unwrap().success(),
-        "docker build of {DOCKERCLOUD_LOCAL_IMAGE}"
+        out.status.success(),
+        "docker build of {DOCKERCLOUD_LOCAL_IMAGE}: {}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 

@@ -7,7 +7,7 @@
 //! REST has no capabilities service, so each call names the permission it
 //! exercises: a 403 on it is an error naming that permission. GETs answered
 //! 429 are retried (at most four tries, honouring `Retry-After` up to 5 s);
-//! nothing else is.
+//! a 401 is retried once with a freshly exchanged bearer; nothing else is.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -92,6 +92,7 @@ impl Api {
         headers: &[(&str, &str)],
     ) -> Result<(Answer, Arc<Secret>)> {
         let mut tries = 0;
+        let mut refreshed = false;
         loop {
             tries += 1;
             let jwt = self.auth.token().await?;
@@ -122,7 +123,13 @@ impl Api {
                 .call(what, req, CALL_TIMEOUT, ANSWER_LIMIT)
                 .await?;
             if a.status == StatusCode::UNAUTHORIZED {
+                // The bearer expired or was revoked; a 401 ran nothing, so
+                // one more try with a fresh exchange is safe for any method.
                 self.auth.forget().await;
+                if !refreshed {
+                    refreshed = true;
+                    continue;
+                }
             }
             if a.status == StatusCode::TOO_MANY_REQUESTS
                 && method == Method::GET

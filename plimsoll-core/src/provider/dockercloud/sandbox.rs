@@ -291,3 +291,31 @@ pub(crate) fn expired(s: &Sandbox, now: SystemTime) -> bool {
     };
     created + Duration::from_secs(lifetime) + OTHERS_GRACE < now
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn another_instances_sandbox_goes_only_past_its_lifetime_and_five_minutes() {
+        let created = SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_000_000);
+        let s = Sandbox {
+            created_at: "2026-11-30T00:53:20Z".into(),
+            labels: BTreeMap::from([(LIFETIME_LABEL.to_owned(), "150".to_owned())]),
+            ..Sandbox::default()
+        };
+        let at = |secs: u64| created + Duration::from_secs(secs);
+        assert!(!expired(&s, at(10)));
+        assert!(!expired(&s, at(150 + 300)));
+        assert!(expired(&s, at(150 + 301)));
+        let mut none = s.clone();
+        none.labels.clear();
+        assert!(
+            !expired(&none, at(100_000)),
+            "no declared lifetime: left alone"
+        );
+        let mut bad = s;
+        bad.created_at = "yesterday".into();
+        assert!(!expired(&bad, at(100_000)), "no known age: left alone");
+    }
+}
