@@ -11,6 +11,8 @@
 //!   another instance's young one alone;
 //! - a wrong PAT: a clear startup error that carries no secret;
 //! - management reads answered 429 are retried: startup and a run succeed;
+//! - the in-guest wrapper: a flood is cut and drained (the guest runs on),
+//!   a step at its deadline is exit 124, timed out, with its output so far;
 //! - after each, no sandbox and no container is left.
 //!
 //! Docker unreachable fails these tests: they never skip.
@@ -352,5 +354,70 @@ async fn throttled_reads_are_retried() {
         (b"through\n".as_slice(), 0)
     );
     none_left(&s, "the throttled run").await;
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_guest_bounds_itself_a_flood_runs_on_and_a_deadline_is_124() {
+    let s = DockerCloudStandIn::start(Faults::default()).await;
+    let engine = Engine::start(&config(&s, &s.pat, &instance()))
+        .await
+        .unwrap();
+    let r = Runner::from_engine(engine);
+
+    // A flood is cut in the guest and drained: the guest is not killed by
+    // SIGPIPE, it runs on and exits as it chooses.
+    let mut req = Request::new(Payload::JavaScript(JavaScriptRun {
+        code: "const s = 'x'.repeat(1 << 16); const end = Date.now() + 1500; \
+               while (Date.now() < end) process.stdout.write(s); \
+               console.error('survived'); process.exit(5)"
+            .into(),
+        grant_profile: String::new(),
+    }));
+    req.envelope.timeout_ms = 20_000;
+    let resp = r.run(req, CancellationToken::new()).await.unwrap();
+    let Some(Output::JavaScript(j)) = resp.output else {
+        panic!("not a snippet result")
+    };
+    assert_eq!(
+        (j.exit_code, j.timed_out, j.stdout_truncated, j.stdout.len()),
+        (5, false, true, 64 * 1024)
+    );
+    assert_eq!(
+        (j.stderr.as_slice(), j.stderr_truncated),
+        (b"survived\n".as_slice(), false)
+    );
+
+    // A step still running at the deadline: 124, timed out, its output so
+    // far, and what it started in the background gone with it.
+    let mut req = Request::new(Payload::Project(ProjectRun {
+        steps: vec![
+            "echo started; sleep 60 & sleep 60".into(),
+            "echo never".into(),
+        ],
+        ..ProjectRun::default()
+    }));
+    req.envelope.timeout_ms = 2_000;
+    let started = Instant::now();
+    let resp = r.run(req, CancellationToken::new()).await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    let Some(Output::Project(p)) = resp.output else {
+        panic!("not a project result")
+    };
+    assert_eq!(p.outcome, ProjectOutcome::TimedOut, "{p:?}");
+    assert_eq!(p.steps.len(), 1, "{p:?}");
+    assert_eq!(
+        (
+            p.steps[0].exit_code,
+            p.steps[0].timed_out,
+            p.steps[0].stdout.as_slice()
+        ),
+        (124, true, b"started\n".as_slice())
+    );
+    none_left(&s, "the bounded runs").await;
     s.stop().await;
 }
