@@ -171,15 +171,21 @@ impl Api {
     /// Creates a sandbox: 201 (ready or failed) or 202 (still creating).
     pub(crate) async fn create(&self, body: &Value, idempotency_key: &str) -> Result<Sandbox> {
         let what = "creating a Docker Cloud sandbox";
-        let (a, jwt) = self
-            .send(
-                what,
-                Method::POST,
-                "/v1/sandboxes",
-                Some(body),
-                &[("idempotency-key", idempotency_key)],
-            )
-            .await?;
+        let headers = [("idempotency-key", idempotency_key)];
+        let path = "/v1/sandboxes";
+        // A create lost in transit is sent once more with the same key:
+        // Docker answers a replay with the first create's sandbox.
+        let (a, jwt) = match self
+            .send(what, Method::POST, path, Some(body), &headers)
+            .await
+        {
+            Ok(answered) => answered,
+            Err(e) => {
+                tracing::warn!(error = %e, "a Docker Cloud create got no answer; replaying it with its Idempotency-Key");
+                self.send(what, Method::POST, path, Some(body), &headers)
+                    .await?
+            }
+        };
         if a.status != StatusCode::CREATED && a.status != StatusCode::ACCEPTED {
             return Err(self.fail(what, &a, &jwt, Permission::Create));
         }

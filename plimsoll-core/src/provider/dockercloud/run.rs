@@ -122,6 +122,25 @@ pub(crate) async fn guest(live: &Live, cmd: &[String], until: Instant) -> Result
     })
 }
 
+/// Runs `work` with the run's cancel watched from the first call on: the
+/// sandbox `work` puts in `held` is deleted however it ends (one still being
+/// created when the cancel comes is deleted by its own drop).
+async fn cancellable<T>(
+    ctx: &RunContext,
+    work: impl AsyncFnOnce(&mut Option<Live>) -> Result<T>,
+) -> Result<T> {
+    let mut held = None;
+    let r = tokio::select! {
+        biased;
+        _ = ctx.cancel.cancelled() => Err(cancelled()),
+        r = work(&mut held) => r,
+    };
+    if let Some(live) = held {
+        live.delete().await;
+    }
+    r
+}
+
 /// Runs one snippet.
 pub(crate) async fn snippet(
     p: &Arc<Inner>,
@@ -129,13 +148,14 @@ pub(crate) async fn snippet(
     ctx: &RunContext,
 ) -> Result<JavaScriptResult> {
     let files = [(SNIPPET_FILE.to_owned(), job.code.as_bytes())];
-    let (live, written) = fresh(p, ctx.timeout, &files).await?;
-    let deadline = Instant::now() + ctx.timeout;
-    let work = async {
+    cancellable(ctx, async |held: &mut Option<Live>| {
+        let (live, written) = fresh(p, ctx.timeout, &files).await?;
+        let live = held.insert(live);
+        let deadline = Instant::now() + ctx.timeout;
         written.map_err(|why| {
             Error::infrastructure(format!("writing the snippet into the sandbox: {why}"))
         })?;
-        let ran = guest(&live, &["node".into(), SNIPPET_FILE.into()], deadline).await?;
+        let ran = guest(live, &["node".into(), SNIPPET_FILE.into()], deadline).await?;
         Ok(JavaScriptResult {
             stdout: ran.out.stdout,
             stderr: ran.out.stderr,
@@ -144,14 +164,8 @@ pub(crate) async fn snippet(
             stdout_truncated: ran.out.stdout_truncated,
             stderr_truncated: ran.out.stderr_truncated,
         })
-    };
-    let r = tokio::select! {
-        biased;
-        _ = ctx.cancel.cancelled() => Err(cancelled()),
-        r = work => r,
-    };
-    live.delete().await;
-    r
+    })
+    .await
 }
 
 /// Runs one project.
@@ -165,24 +179,20 @@ pub(crate) async fn project(
         .iter()
         .map(|f| (format!("{PROJECT_DIR}/{}", f.path), f.content.as_bytes()))
         .collect();
-    let (live, written) = fresh(p, ctx.timeout, &files).await?;
-    let deadline = Instant::now() + ctx.timeout;
-    if let Err(why) = written {
-        live.delete().await;
-        return Ok(ProjectResult {
-            outcome: ProjectOutcome::SetupFailed,
-            outcome_detail: format!("writing the files into {PROJECT_DIR} failed: {why}"),
-            ..ProjectResult::default()
-        });
-    }
-    let work = steps(&live, job, ctx, deadline);
-    let r = tokio::select! {
-        biased;
-        _ = ctx.cancel.cancelled() => Err(cancelled()),
-        r = work => r,
-    };
-    live.delete().await;
-    r
+    cancellable(ctx, async |held: &mut Option<Live>| {
+        let (live, written) = fresh(p, ctx.timeout, &files).await?;
+        let live = held.insert(live);
+        let deadline = Instant::now() + ctx.timeout;
+        if let Err(why) = written {
+            return Ok(ProjectResult {
+                outcome: ProjectOutcome::SetupFailed,
+                outcome_detail: format!("writing the files into {PROJECT_DIR} failed: {why}"),
+                ..ProjectResult::default()
+            });
+        }
+        steps(live, job, ctx, deadline).await
+    })
+    .await
 }
 
 async fn steps(
