@@ -13,6 +13,7 @@
 //! - management reads answered 429 are retried: startup and a run succeed;
 //! - the in-guest wrapper: a flood is cut and drained (the guest runs on),
 //!   a step at its deadline is exit 124, timed out, with its output so far;
+//! - project files Docker refuses to place: a setup failure, no step runs;
 //! - after each, no sandbox and no container is left.
 //!
 //! Docker unreachable fails these tests: they never skip.
@@ -419,5 +420,33 @@ async fn the_guest_bounds_itself_a_flood_runs_on_and_a_deadline_is_124() {
         (124, true, b"started\n".as_slice())
     );
     none_left(&s, "the bounded runs").await;
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_docker_refuses_to_place_are_a_setup_failure_and_nothing_runs() {
+    let s = DockerCloudStandIn::start(Faults::default()).await;
+    let engine = Engine::start(&config(&s, &s.pat, &instance()))
+        .await
+        .unwrap();
+    let r = Runner::from_engine(engine);
+    let file = |path: &str| ProjectFile {
+        path: path.into(),
+        content: "x".into(),
+    };
+    // `x` is a directory once `x/y` is written: the file `x` cannot go there.
+    let req = Request::new(Payload::Project(ProjectRun {
+        files: vec![file("x/y"), file("x")],
+        steps: vec!["echo ran".into()],
+        ..ProjectRun::default()
+    }));
+    let resp = r.run(req, CancellationToken::new()).await.unwrap();
+    let Some(Output::Project(p)) = resp.output else {
+        panic!("not a project result")
+    };
+    assert_eq!(p.outcome, ProjectOutcome::SetupFailed, "{p:?}");
+    assert!(p.steps.is_empty(), "{p:?}");
+    assert!(p.outcome_detail.contains("answered 409"), "{p:?}");
+    none_left(&s, "the setup failure").await;
     s.stop().await;
 }

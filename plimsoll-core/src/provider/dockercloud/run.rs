@@ -62,10 +62,24 @@ pub(crate) async fn fresh(
     files: &[(String, &[u8])],
 ) -> Result<(Live, std::result::Result<(), String>)> {
     let live = Live::create(p, timeout + GRACE).await?;
+    match prepare(&live, files).await {
+        Ok(written) => Ok((live, written)),
+        Err(e) => {
+            live.delete().await;
+            Err(e)
+        }
+    }
+}
+
+/// Uploads `files` and hands [`PROJECT_DIR`] to the guest.
+async fn prepare(
+    live: &Live,
+    files: &[(String, &[u8])],
+) -> Result<std::result::Result<(), String>> {
     if !files.is_empty()
         && let Err(why) = live.endpoint.upload(files).await?
     {
-        return Ok((live, Err(why)));
+        return Ok(Err(why));
     }
     let own = vec![
         "/bin/sh".to_owned(),
@@ -83,7 +97,7 @@ pub(crate) async fn fresh(
             crate::provider::hosted::http::excerpt(&e.stderr, &[])
         )));
     }
-    Ok((live, Ok(())))
+    Ok(Ok(()))
 }
 
 /// Runs `cmd` as the guest in [`PROJECT_DIR`] until `until`.
