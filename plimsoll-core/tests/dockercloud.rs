@@ -8,7 +8,8 @@
 //! - the account's policy allow-all: startup is refused;
 //! - network-policy reads forbidden: startup is refused naming the permission;
 //! - the reconcile deletes this instance's untracked sandbox and leaves
-//!   another instance's young one alone;
+//!   another instance's young one alone; shutdown deletes all of this
+//!   instance's;
 //! - a wrong PAT: a clear startup error that carries no secret;
 //! - management reads answered 429 are retried: startup and a run succeed;
 //! - the in-guest wrapper: a flood is cut and drained (the guest runs on),
@@ -326,6 +327,17 @@ async fn the_reconcile_deletes_this_instances_leftover_and_leaves_anothers_young
     let left: Vec<String> = s.sandboxes().into_iter().map(|(u, _)| u).collect();
     assert_eq!(left, vec![young.clone()], "orphan {orphan}");
     assert_eq!(provider.reconcile_orphans().await.unwrap(), 0);
+    // At shutdown nothing is in flight: every sandbox of this instance goes,
+    // tracked or not; another instance's young one still stays.
+    let ours_again = create_directly(
+        &s,
+        &name_prefix(&setup.instance),
+        json!({INSTANCE_LABEL: setup.instance, LEASE_LABEL: "another", LIFETIME_LABEL: "150"}),
+    )
+    .await;
+    provider.shutdown().await;
+    let left: Vec<String> = s.sandboxes().into_iter().map(|(u, _)| u).collect();
+    assert_eq!(left, vec![young.clone()], "ours {ours_again}");
     s.standin.delete(&young).await;
     none_left(&s, "the reconcile").await;
     s.stop().await;
