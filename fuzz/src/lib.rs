@@ -738,3 +738,64 @@ pub fn connect_stream(data: &[u8]) {
         );
     }
 }
+
+/// Fuzz target `dockercloud_exec`: what the dockercloud provider reads from a
+/// sandbox's endpoint. The first byte picks: even, the rest is a
+/// `multipart/mixed` download (boundary `b`): never panics, and what it
+/// accepts re-encodes canonically to a body read the same; odd, the rest is
+/// an exec's stdout and stderr (split where the first byte says) read by the
+/// in-guest wrapper's parser (nonce `N`): never panics, and what it accepts
+/// keeps at most 64 KiB per stream, flags a cut exactly when the stream was
+/// longer, and carries a status a shell can have (0–255).
+pub fn dockercloud_exec(data: &[u8]) {
+    use plimsoll_core::provider::dockercloud::multipart::{self, Downloaded};
+    use plimsoll_core::provider::dockercloud::wrapper::{self, OUTPUT_CAP};
+    let Some((&pick, body)) = data.split_first() else {
+        return;
+    };
+    if pick % 2 == 0 {
+        let Ok(files) = multipart::download(body, "b") else {
+            return;
+        };
+        let mut again = Vec::new();
+        for (path, f) in &files {
+            let part = |name: &str, content: &[u8], out: &mut Vec<u8>| {
+                out.extend_from_slice(
+                    format!("--b\r\nContent-Disposition: attachment; name={name}\r\n\r\n")
+                        .as_bytes(),
+                );
+                out.extend_from_slice(content);
+                out.extend_from_slice(b"\r\n");
+            };
+            match f {
+                Downloaded::File(c) => {
+                    let meta = serde_json::json!({"path": path}).to_string();
+                    part("metadata", meta.as_bytes(), &mut again);
+                    part("content", c, &mut again);
+                }
+                Downloaded::Error(m) => {
+                    let e = serde_json::json!({"path": path, "message": m}).to_string();
+                    part("error", e.as_bytes(), &mut again);
+                }
+            }
+        }
+        again.extend_from_slice(b"--b--\r\n");
+        assert_eq!(
+            multipart::download(&again, "b").as_ref(),
+            Ok(&files),
+            "the canonical re-encoding reads differently"
+        );
+    } else {
+        let cut = (usize::from(pick / 2) * 97) % (body.len() + 1);
+        let (out, err) = body.split_at(cut);
+        let Ok(w) = wrapper::parse(out.to_vec(), err.to_vec(), "N") else {
+            return;
+        };
+        assert!(
+            w.stdout.len() <= OUTPUT_CAP && w.stderr.len() <= OUTPUT_CAP,
+            "{w:?}"
+        );
+        assert_eq!(w.stderr_truncated, err.len() > OUTPUT_CAP);
+        assert!((0..=255).contains(&w.status), "{w:?}");
+    }
+}

@@ -12,7 +12,7 @@ use std::path::Path;
 /// A target's logic.
 type Target = fn(&[u8]);
 
-const TARGETS: [(&str, Target); 7] = [
+const TARGETS: [(&str, Target); 8] = [
     ("wire_json", plimsoll_fuzz::wire_json),
     ("request", plimsoll_fuzz::request),
     ("project_path", plimsoll_fuzz::project_path),
@@ -20,6 +20,7 @@ const TARGETS: [(&str, Target); 7] = [
     ("record_verify", plimsoll_fuzz::record_verify),
     ("record_mutate", plimsoll_fuzz::record_mutate),
     ("connect_stream", plimsoll_fuzz::connect_stream),
+    ("dockercloud_exec", plimsoll_fuzz::dockercloud_exec),
 ];
 
 fn replay(name: &str, target: Target) -> usize {

@@ -515,3 +515,56 @@ async fn e2b_conforms() {
     .await;
     Arc::into_inner(standin).unwrap().stop().await;
 }
+
+/// dockercloud against the Docker Cloud stand-in (its sandboxes are local
+/// containers; the tier is the provider's claim for Docker's cloud VMs).
+#[cfg(all(feature = "dockercloud", feature = "docker"))]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dockercloud_conforms() {
+    use plimsoll_core::config::Config;
+    use plimsoll_core::provider::Chosen;
+    use plimsoll_core::provider::dockercloud::DockerCloudSettings;
+    use plimsoll_core::secret::Secret;
+
+    let standin = Arc::new(support::DockerCloudStandIn::start(Default::default()).await);
+    // No grant path on dockercloud's REST contract: the granted case must be
+    // refused per run.
+    let api = Arc::default();
+    let config = Config {
+        provider: Chosen::new(DockerCloudSettings {
+            token: Some(Arc::new(Secret::new(standin.pat.clone()))),
+            username: standin.username.clone(),
+            auth_url: url::Url::parse(&standin.auth).unwrap(),
+            api_url: url::Url::parse(&standin.api).unwrap(),
+            image: support::DOCKERCLOUD_IMAGE.into(),
+            ..DockerCloudSettings::default()
+        }),
+        instance: format!(
+            "plimsoll-test:conformance-dockercloud-{}",
+            hex::encode(rand::random::<[u8; 4]>())
+        ),
+        ..Config::default()
+    };
+    let engine = Engine::start(&config)
+        .await
+        .unwrap_or_else(|e| panic!("dockercloud against the stand-in: {e}"));
+    let left = standin.clone();
+    conform(Subject {
+        name: "dockercloud (stand-in)".into(),
+        engine,
+        tier: Isolation::Vm,
+        provider: "dockercloud",
+        sandboxes: Box::new(move || {
+            let left = left.clone();
+            Box::pin(async move {
+                let mut all: Vec<String> = left.sandboxes().into_iter().map(|(u, _)| u).collect();
+                all.extend(left.containers().await);
+                all
+            })
+        }),
+        start_wait: Duration::from_millis(2500),
+        api,
+    })
+    .await;
+    Arc::into_inner(standin).unwrap().stop().await;
+}

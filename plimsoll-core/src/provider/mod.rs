@@ -27,8 +27,12 @@ pub use sandbox::{SandboxSpec, SessionSandbox};
 pub use session_settings::{SessionSettings, parse_duration};
 #[cfg(feature = "docker")]
 pub mod docker;
+#[cfg(feature = "dockercloud")]
+pub mod dockercloud;
 #[cfg(feature = "e2b")]
 pub mod e2b;
+#[cfg(any(feature = "e2b", feature = "dockercloud"))]
+mod hosted;
 #[cfg(feature = "wasm")]
 pub mod wasm;
 

@@ -80,6 +80,8 @@ pub static PLUGINS: &[&Plugin] = &[
     &super::docker::PLUGIN,
     #[cfg(feature = "e2b")]
     &super::e2b::PLUGIN,
+    #[cfg(feature = "dockercloud")]
+    &super::dockercloud::PLUGIN,
 ];
 
 /// The registered plugin called `name` (trimmed, case-insensitive).

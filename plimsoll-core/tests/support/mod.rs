@@ -224,3 +224,145 @@ impl E2bStandIn {
         }
     }
 }
+
+/// The pinned image reference the Docker Cloud stand-in maps to
+/// [`DOCKERCLOUD_LOCAL_IMAGE`].
+#[cfg(all(feature = "dockercloud", feature = "docker"))]
+pub const DOCKERCLOUD_IMAGE: &str = "registry.invalid/plimsoll/project@sha256:5f0186dafefab8895f0186dafefab8895f0186dafefab8895f0186dafefab889";
+
+/// `plimsoll/project:latest` with `USER root`: Docker's service writes
+/// uploads as root and runs an exec as the user it names, and the stand-in
+/// acts as the image's user, so the sandbox image's user is root here (the
+/// guest still runs as 61000, which the provider names on every exec).
+#[cfg(all(feature = "dockercloud", feature = "docker"))]
+pub const DOCKERCLOUD_LOCAL_IMAGE: &str = "plimsoll/dockercloud-root:test";
+
+/// Builds [`DOCKERCLOUD_LOCAL_IMAGE`] (cached by docker after the first time).
+#[cfg(all(feature = "dockercloud", feature = "docker"))]
+fn build_dockercloud_image() {
+    use std::io::Write;
+    let mut child = std::process::Command::new("docker")
+        .args(["build", "-q", "-t", DOCKERCLOUD_LOCAL_IMAGE, "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"FROM plimsoll/project:latest\nUSER root\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "docker build of {DOCKERCLOUD_LOCAL_IMAGE}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The Docker Cloud stand-in (`plimsoll-standins`), served in this process
+/// on loopback ports; stopped (its sandboxes removed) by
+/// [`DockerCloudStandIn::stop`].
+#[cfg(all(feature = "dockercloud", feature = "docker"))]
+pub struct DockerCloudStandIn {
+    /// The token exchange, `http://127.0.0.1:<port>/v2/auth/token`.
+    pub auth: String,
+    /// The management API, `http://127.0.0.1:<port>/sandboxes`.
+    pub api: String,
+    /// The Docker ID it accepts.
+    pub username: String,
+    /// The one personal access token it accepts.
+    pub pat: String,
+    /// The stand-in's state.
+    pub standin: Arc<plimsoll_standins::dockercloud::StandIn>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    served: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+#[cfg(all(feature = "dockercloud", feature = "docker"))]
+impl DockerCloudStandIn {
+    /// Starts one whose image table maps [`DOCKERCLOUD_IMAGE`] to
+    /// [`DOCKERCLOUD_LOCAL_IMAGE`] under docker's default runtime, with `faults`.
+    pub async fn start(faults: plimsoll_standins::dockercloud::Faults) -> DockerCloudStandIn {
+        use plimsoll_standins::dockercloud::{self, Settings, StandIn};
+        tokio::task::spawn_blocking(build_dockercloud_image)
+            .await
+            .unwrap();
+        let pat = format!("dckr_pat_{}", hex::encode(rand::random::<[u8; 16]>()));
+        let username = "plimsoll-test".to_owned();
+        let standin = StandIn::new(Settings {
+            username: username.clone(),
+            token: pat.clone(),
+            images: std::collections::HashMap::from([(
+                DOCKERCLOUD_IMAGE.to_owned(),
+                DOCKERCLOUD_LOCAL_IMAGE.to_owned(),
+            )]),
+            extra_resources: Vec::new(),
+            runtime: None,
+            access_token_ttl: std::time::Duration::from_secs(900),
+            faults,
+        })
+        .unwrap();
+        let bind = || tokio::net::TcpListener::bind("127.0.0.1:0");
+        let (auth, api, endpoint) = (
+            bind().await.unwrap(),
+            bind().await.unwrap(),
+            bind().await.unwrap(),
+        );
+        let (auth_url, api_url) = (
+            format!("http://{}/v2/auth/token", auth.local_addr().unwrap()),
+            format!("http://{}/sandboxes", api.local_addr().unwrap()),
+        );
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let served = tokio::spawn(dockercloud::serve(
+            standin.clone(),
+            auth,
+            api,
+            endpoint,
+            async {
+                let _ = rx.await;
+            },
+        ));
+        DockerCloudStandIn {
+            auth: auth_url,
+            api: api_url,
+            username,
+            pat,
+            standin,
+            stop: Some(tx),
+            served: Some(served),
+        }
+    }
+
+    /// The sandboxes it has now (uid, displayName).
+    pub fn sandboxes(&self) -> Vec<(String, String)> {
+        plimsoll_standins::dockercloud::lock(&self.standin.sandboxes)
+            .values()
+            .map(|s| (s.uid.clone(), s.display_name.clone()))
+            .collect()
+    }
+
+    /// The containers it has now.
+    pub async fn containers(&self) -> Vec<String> {
+        labelled(
+            plimsoll_standins::dockercloud::vm::LABEL,
+            &self.standin.run_id,
+        )
+        .await
+        .into_iter()
+        .flat_map(|c| c.names.unwrap_or_default())
+        .collect()
+    }
+
+    /// Stops it and waits until its sandboxes are removed.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(s) = self.served.take() {
+            s.await.unwrap().unwrap();
+        }
+    }
+}

@@ -18,8 +18,8 @@ use hyper::{Method, Request, StatusCode};
 use serde_json::{Value, json};
 use url::Url;
 
-use super::http::{Answer, Http, vendor_error};
 use crate::error::{Error, Result};
+use crate::provider::hosted::http::{Answer, Http, vendor_error};
 use crate::secret::Secret;
 
 /// How long one control-plane call may take (a create boots a VM).
@@ -113,7 +113,7 @@ impl Api {
     }
 
     fn fail(&self, what: &str, a: &Answer) -> Error {
-        vendor_error(what, a, &[self.key.expose()])
+        vendor_error("E2B", what, a, &[self.key.expose()])
     }
 
     /// Creates a VM from `template` that lives `ttl` at most, stamped with

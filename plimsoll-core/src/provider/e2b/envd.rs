@@ -23,11 +23,11 @@ use serde_json::json;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::http::{Answer, Http, excerpt, read_limited};
 use super::process::{self, Event, Events, StartRequest};
 use super::settings::EnvdAddress;
 use super::stream::{Frame, StreamError, StreamReader};
 use crate::error::{Error, Result};
+use crate::provider::hosted::http::{Answer, Http, excerpt, read_limited};
 use crate::result::CappedBuffer;
 use crate::secret::Secret;
 

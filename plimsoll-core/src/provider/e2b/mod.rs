@@ -32,7 +32,6 @@ use crate::wire::RunResources;
 
 mod api;
 mod envd;
-mod http;
 pub mod process;
 mod proof;
 mod run;
@@ -49,7 +48,7 @@ pub use vm::{INSTANCE_KEY, LEASE_KEY};
 pub(crate) struct Inner {
     settings: E2bSettings,
     api: api::Api,
-    http: http::Http,
+    http: crate::provider::hosted::http::Http,
     instance: String,
     leases: vm::Leases,
 }
@@ -68,7 +67,7 @@ impl E2b {
             .api_key
             .clone()
             .ok_or_else(|| ConfigError::new("E2B_API_KEY", "required for SANDBOX_PROVIDER=e2b"))?;
-        let http = http::Http::new();
+        let http = crate::provider::hosted::http::Http::new();
         Ok(E2b {
             inner: Arc::new(Inner {
                 api: api::Api::new(http.clone(), settings.api_url.clone(), key),

@@ -23,33 +23,10 @@ use super::process::StartRequest;
 use super::run::{GUEST_USER, OUTPUT_CAP, PROJECT_DIR};
 use super::vm::Vm;
 use crate::error::{Error, Result};
+use crate::provider::hosted::probe::{PROBE, SCRIPT, verdict};
 
 /// The whole proof's budget.
 pub const BUDGET: Duration = Duration::from_secs(90);
-
-/// The probe's files: a script, the program it starts, and data it reads.
-const SCRIPT: &str = "#!/bin/sh\nset -e\nexec node .plimsoll-proof/probe.js \"$(cat .plimsoll-proof/data/token.txt)\"\n";
-const PROBE: &str = r#"const net = require('net');
-const fs = require('fs');
-const tryConnect = (host, port) => new Promise((resolve) => {
-  const s = net.connect({ host, port, timeout: 3000 });
-  s.on('connect', () => { s.destroy(); resolve('connected'); });
-  s.on('timeout', () => { s.destroy(); resolve('timeout'); });
-  s.on('error', (e) => resolve(e.code || String(e)));
-});
-(async () => {
-  const out = {
-    node: process.version,
-    cwd: process.cwd(),
-    token: process.argv[2],
-    second: fs.readFileSync('.plimsoll-proof/data/second.txt', 'utf8'),
-    uid: process.getuid(),
-    ip: await tryConnect('1.1.1.1', 80),
-    name: await tryConnect('example.com', 80),
-  };
-  console.log(JSON.stringify(out));
-})();
-"#;
 
 /// Runs the proof; `Ok` with the template's envd version.
 pub(crate) async fn prove(p: &Arc<Inner>) -> Result<String> {
@@ -111,16 +88,16 @@ async fn steps(p: &Arc<Inner>) -> Result<String> {
             return Err(fail(format!(
                 "the probe ended {:?}; stderr: {}",
                 ran.finish,
-                super::http::excerpt(&stderr, &[])
+                crate::provider::hosted::http::excerpt(&stderr, &[])
             )));
         }
         let v: Value = serde_json::from_slice(&stdout).map_err(|_| {
             fail(format!(
                 "the probe printed {}",
-                super::http::excerpt(&stdout, &[])
+                crate::provider::hosted::http::excerpt(&stdout, &[])
             ))
         })?;
-        let wrong = verdict(&v, &token);
+        let wrong = verdict(&v, &token, PROJECT_DIR);
         if !wrong.is_empty() {
             return Err(fail(wrong.join("; ")));
         }
@@ -129,38 +106,6 @@ async fn steps(p: &Arc<Inner>) -> Result<String> {
     .await;
     vm.kill().await;
     result
-}
-
-/// What is wrong with the probe's report (`token`: what its first file
-/// held); empty when it shows what the proof asks.
-fn verdict(v: &Value, token: &str) -> Vec<String> {
-    let s = |k: &str| {
-        v.get(k)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
-    let mut wrong = Vec::new();
-    if !s("node").starts_with('v') {
-        wrong.push("node is not in the template".to_owned());
-    }
-    if s("cwd") != PROJECT_DIR {
-        wrong.push(format!("the step ran in {:?}, not {PROJECT_DIR}", s("cwd")));
-    }
-    if s("token") != token || s("second") != "second file" {
-        wrong.push("the files written are not what the step read".into());
-    }
-    if v.get("uid").and_then(Value::as_u64).is_none_or(|u| u == 0) {
-        wrong.push("the guest runs as root (or its uid is unknown)".into());
-    }
-    for (k, target) in [("ip", "1.1.1.1:80"), ("name", "example.com:80")] {
-        match s(k).as_str() {
-            "connected" => wrong.push(format!("the guest reached {target}: egress is open")),
-            "" => wrong.push(format!("the probe did not say how {target} failed")),
-            _ => {}
-        }
-    }
-    wrong
 }
 
 /// Starts a process without the access token; envd's answer's status.
@@ -181,29 +126,4 @@ async fn unauthenticated_call(p: &Inner, vm: &Vm) -> Result<hyper::StatusCode> {
         )
         .await?;
     Ok(a.status)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn the_verdict_fails_open_egress_root_and_a_wrong_directory() {
-        let good = json!({"node":"v22.1.0","cwd":PROJECT_DIR,"token":"t","second":"second file",
-                          "uid":1000,"ip":"ENETUNREACH","name":"EAI_AGAIN"});
-        assert!(verdict(&good, "t").is_empty());
-        let with = |k: &str, v: Value| {
-            let mut b = good.clone();
-            b[k] = v;
-            verdict(&b, "t")
-        };
-        assert!(with("ip", json!("connected"))[0].contains("1.1.1.1:80: egress is open"));
-        assert!(with("name", json!("connected"))[0].contains("example.com:80"));
-        assert!(with("uid", json!(0))[0].contains("root"));
-        assert!(with("cwd", json!("/tmp"))[0].contains("not /home/user/project"));
-        assert!(with("node", json!(""))[0].contains("node"));
-        assert!(!verdict(&good, "other").is_empty());
-        assert_eq!(verdict(&json!({}), "t").len(), 6);
-    }
 }

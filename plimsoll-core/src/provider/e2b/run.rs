@@ -15,6 +15,7 @@ use super::process::StartRequest;
 use super::vm::Vm;
 use crate::error::{Error, ErrorCode, Result};
 use crate::provider::RunContext;
+use crate::provider::hosted::probe::CHECK_ARTIFACTS;
 use crate::request::{JavaScriptRun, ProjectRun};
 use crate::result::{Artifact, JavaScriptResult, ProjectOutcome, ProjectResult, StepResult};
 
@@ -195,20 +196,6 @@ async fn steps(
     }
     Ok(result)
 }
-
-/// Says, one word a line in order, what each artifact path is: `ok` (a
-/// readable regular file inside the project directory once every link is
-/// resolved), `missing`, `escapes`, `notfile` or `unreadable`.
-const CHECK_ARTIFACTS: &str = r#"cd "$1" || exit 3
-shift
-for p; do
-  real=$(realpath -e -- "$p" 2>/dev/null) || { echo missing; continue; }
-  case "$real" in "$PWD"/*) ;; *) echo escapes; continue ;; esac
-  [ -f "$real" ] || { echo notfile; continue; }
-  [ -r "$real" ] || { echo unreadable; continue; }
-  echo ok
-done
-"#;
 
 /// Time for checking and reading the artifacts, after the steps' deadline.
 const COLLECT_BUDGET: Duration = Duration::from_secs(15);

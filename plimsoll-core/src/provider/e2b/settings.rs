@@ -7,7 +7,7 @@ use std::sync::Arc;
 use url::Url;
 
 use crate::env::{ConfigError, Env, Var};
-use crate::loopback::is_loopback_url;
+use crate::provider::hosted::endpoint;
 use crate::provider::{
     Checks, Chosen, Plugin, Provider, ProviderSettings, ResourceSettings, Setup,
 };
@@ -123,30 +123,6 @@ impl Default for E2bSettings {
             max_disk_mb: None,
         }
     }
-}
-
-/// An address E2B is reached at: https, or http to a loopback address (a
-/// stand-in on this machine); no credentials, query or fragment.
-fn endpoint(variable: &'static str, raw: &str) -> Result<Url, ConfigError> {
-    let url = Url::parse(raw.trim())
-        .map_err(|e| ConfigError::new(variable, format!("not a URL: {e}")))?;
-    let refuse = |m: &str| Err(ConfigError::new(variable, m.to_owned()));
-    match url.scheme() {
-        "https" => {}
-        "http" if is_loopback_url(&url) => {}
-        "http" => return refuse("http is accepted only to a loopback address; use https"),
-        _ => return refuse("must be an https URL"),
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return refuse("must not carry credentials");
-    }
-    if url.query().is_some() || url.fragment().is_some() {
-        return refuse("must not carry a query or a fragment");
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return refuse("names no host");
-    }
-    Ok(url)
 }
 
 /// A DNS name E2B's sandboxes live under (also checks a create's `domain`).

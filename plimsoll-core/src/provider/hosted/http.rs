@@ -1,4 +1,4 @@
-//! HTTP to E2B, bounded: every call has a timeout, every body read has a
+//! HTTP to a hosted provider's services, bounded: every call has a timeout, every body read has a
 //! byte limit, redirects are never followed (a 3xx is an error like any
 //! other non-success), and what a vendor's error says reaches an error
 //! message only cut to [`ERROR_EXCERPT`] bytes, one line, with every
@@ -116,12 +116,12 @@ fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     s
 }
 
-/// A vendor's non-success answer as an infrastructure error: its status and
+/// A vendor's non-success answer as an infrastructure error: `vendor`, its status and
 /// the first [`ERROR_EXCERPT`] bytes of its body, on one line, with each of
 /// `secrets` replaced by `[redacted]`.
-pub(crate) fn vendor_error(what: &str, answer: &Answer, secrets: &[&str]) -> Error {
+pub(crate) fn vendor_error(vendor: &str, what: &str, answer: &Answer, secrets: &[&str]) -> Error {
     Error::infrastructure(format!(
-        "{what}: E2B answered {}: {}",
+        "{what}: {vendor} answered {}: {}",
         answer.status.as_u16(),
         excerpt(&answer.body, secrets)
     ))

@@ -1,0 +1,208 @@
+//! The dockercloud provider (tier `vm`): each snippet and project runs in a
+//! fresh Docker Cloud sandbox, spoken to over Docker's documented REST API
+//! with no vendor SDK: the token exchange ([`auth`]), the management API
+//! ([`api`], read by [`model`]) and each sandbox's endpoint ([`endpoint`],
+//! its files through [`multipart`]). The protocol notes are in
+//! `docs/research/hosted-providers.md` §2; the operator's page is
+//! `docs/providers/dockercloud.md`.
+//!
+//! The mark is earned by [`proof`] at startup (one real sandbox), never on
+//! `/readyz`, which only says the settings are read. Every sandbox is named
+//! with this instance's prefix and leased before the create ([`sandbox`]),
+//! read back — itself and the network policy in force, which must be
+//! deny-all with nothing allowed — before code goes in, and deleted when the
+//! run returns. The exec API has no timeout and no output bound, so the
+//! guest bounds itself ([`wrapper`]).
+//!
+//! Not in this build: the Connect contract, and with it grants (the egress
+//! guard), store images and sessions; all refused at startup or before
+//! dispatch.
+
+use std::sync::{Arc, OnceLock};
+
+use async_trait::async_trait;
+
+use crate::env::ConfigError;
+use crate::error::{Error, Result};
+use crate::provider::hosted::http::Http;
+use crate::provider::{Capabilities, Environment, Environments, Provider, RunContext, Setup};
+use crate::request::{JavaScriptRun, ProjectRun};
+use crate::result::{JavaScriptResult, ProjectResult};
+use crate::secret::Secret;
+use crate::tier::Isolation;
+use crate::wire::RunResources;
+
+mod api;
+mod auth;
+mod endpoint;
+mod model;
+pub mod multipart;
+mod proof;
+mod run;
+mod sandbox;
+mod settings;
+pub mod wrapper;
+
+pub use sandbox::{INSTANCE_LABEL, LEASE_LABEL, LIFETIME_LABEL, NAME_PREFIX};
+pub use settings::{DEFAULT_API_URL, DEFAULT_AUTH_URL, DockerCloudSettings, PLUGIN, SIZES, pinned};
+
+/// What every run of one provider shares.
+pub(crate) struct Inner {
+    settings: DockerCloudSettings,
+    api: api::Api,
+    auth: Arc<auth::Auth>,
+    http: Http,
+    pat: Arc<Secret>,
+    instance: String,
+    /// `plimsoll-<12 hex of the instance's SHA-256>-`.
+    prefix: String,
+    leases: sandbox::Leases,
+}
+
+/// The display-name prefix of `instance`'s sandboxes (Docker allows only
+/// `[A-Za-z0-9_-]`, so the instance is named by a digest; the label names it
+/// in full).
+pub fn name_prefix(instance: &str) -> String {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(instance.as_bytes());
+    format!("{NAME_PREFIX}{}-", &hex::encode(d)[..12])
+}
+
+/// The dockercloud provider.
+pub struct DockerCloud {
+    inner: Arc<Inner>,
+    proven: OnceLock<()>,
+}
+
+impl DockerCloud {
+    /// A provider with these settings; talks to nothing yet.
+    pub fn new(settings: &DockerCloudSettings, setup: &Setup) -> Result<DockerCloud, ConfigError> {
+        let pat = settings.token.clone().ok_or_else(|| {
+            ConfigError::new(
+                "DOCKER_SBX_TOKEN",
+                "required for SANDBOX_PROVIDER=dockercloud",
+            )
+        })?;
+        if !pinned(&settings.image) {
+            return Err(ConfigError::new(
+                "SANDBOX_DOCKERCLOUD_IMAGE",
+                "must be pinned by its linux/amd64 manifest digest: <name>@sha256:<64 hex>",
+            ));
+        }
+        let http = Http::new();
+        let auth = Arc::new(auth::Auth::new(
+            http.clone(),
+            settings.auth_url.clone(),
+            settings.username.clone(),
+            pat.clone(),
+        ));
+        Ok(DockerCloud {
+            inner: Arc::new(Inner {
+                api: api::Api::new(http.clone(), settings.api_url.clone(), auth.clone()),
+                auth,
+                http,
+                pat,
+                settings: settings.clone(),
+                prefix: name_prefix(&setup.instance),
+                instance: setup.instance.clone(),
+                leases: sandbox::Leases::default(),
+            }),
+            proven: OnceLock::new(),
+        })
+    }
+
+    fn environment(&self) -> Environment {
+        let identity = match self.proven.get() {
+            Some(()) => format!("docker-cloud-image:{}", self.inner.settings.image),
+            None => String::new(),
+        };
+        Environment {
+            software_identity: identity.clone(),
+            identity,
+            default_timeout_ms: 30_000,
+            max_timeout_ms: run::MAX_RUN.as_millis() as u32,
+            languages: vec!["javascript".into()],
+        }
+    }
+}
+
+fn no_grants() -> Error {
+    Error::unsupported("the dockercloud provider carries no grants in this build (REST only)")
+}
+
+#[async_trait]
+impl Provider for DockerCloud {
+    fn name(&self) -> &'static str {
+        "dockercloud"
+    }
+
+    fn isolation(&self) -> Isolation {
+        Isolation::Vm
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            projects: true,
+            orphan_reconcile: true,
+            ..Capabilities::default()
+        }
+    }
+
+    fn environments(&self) -> Environments {
+        Environments {
+            javascript: Some(self.environment()),
+            project: Some(self.environment()),
+            module: None,
+            session: None,
+        }
+    }
+
+    fn resources(&self) -> RunResources {
+        let s = &self.inner.settings;
+        RunResources {
+            memory_mb: s.memory_mib,
+            cpus: f64::from(s.cpus),
+            ..RunResources::default()
+        }
+    }
+
+    /// The settings only: a sandbox costs money, and `/readyz` is unauthenticated.
+    async fn preflight(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn prove(&self) -> Result<Isolation> {
+        proof::prove(&self.inner).await?;
+        let _ = self.proven.set(());
+        Ok(Isolation::Vm)
+    }
+
+    async fn run_javascript(
+        &self,
+        job: &JavaScriptRun,
+        ctx: &RunContext,
+    ) -> Result<JavaScriptResult> {
+        if ctx.grant.is_some() {
+            return Err(no_grants());
+        }
+        run::snippet(&self.inner, job, ctx).await
+    }
+
+    async fn run_project(&self, job: &ProjectRun, ctx: &RunContext) -> Result<ProjectResult> {
+        if ctx.grant.is_some() {
+            return Err(no_grants());
+        }
+        run::project(&self.inner, job, ctx).await
+    }
+
+    async fn reconcile_orphans(&self) -> Result<usize> {
+        self.inner.reconcile(false).await
+    }
+
+    async fn shutdown(&self) {
+        // Nothing is in flight: every sandbox of this instance goes.
+        if let Err(e) = self.inner.reconcile(true).await {
+            tracing::warn!(error = %e, "Docker Cloud sandboxes not listed at shutdown; the next start's reconcile deletes them");
+        }
+    }
+}

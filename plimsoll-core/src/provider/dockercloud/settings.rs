@@ -1,0 +1,371 @@
+//! The dockercloud provider's settings and its registration: the Docker ID
+//! and its personal access token, the auth and API addresses, the pinned
+//! image, and the sandbox size.
+//!
+//! Only Docker's documented REST API is built. `SANDBOX_DOCKERCLOUD_API=connect`
+//! is refused (the Connect contract's protos are not public), and so are the
+//! variables only it reads: the egress guard and policy addresses (grants are
+//! connect-only) and the store image.
+
+use std::sync::Arc;
+
+use url::Url;
+
+use crate::env::{ConfigError, Env, Var};
+use crate::provider::hosted::endpoint;
+use crate::provider::{
+    Checks, Chosen, Plugin, Provider, ProviderSettings, ResourceSettings, Setup,
+};
+use crate::readiness::{Check, Level};
+use crate::secret::Secret;
+
+/// Docker Hub's token exchange.
+pub const DEFAULT_AUTH_URL: &str = "https://hub.docker.com/v2/auth/token";
+/// Docker's REST management API (routes are `/v1/...` below its path).
+pub const DEFAULT_API_URL: &str = "https://connect.docker.com/sandboxes";
+
+/// The sizes Docker runs: (name, CPUs, MiB). The first is the default.
+pub const SIZES: &[(&str, u32, u32)] = &[
+    ("micro", 1, 2048),
+    ("small", 2, 4096),
+    ("medium", 4, 8192),
+    ("large", 8, 16384),
+    ("xl", 16, 32768),
+];
+
+/// The variables only the dockercloud provider reads.
+const EXCLUSIVE: &[&str] = &[
+    "DOCKER_SBX_TOKEN",
+    "DOCKER_SBX_USERNAME",
+    "SANDBOX_DOCKERCLOUD_AUTH_URL",
+    "SANDBOX_DOCKERCLOUD_API",
+    "SANDBOX_DOCKERCLOUD_API_URL",
+    "SANDBOX_DOCKERCLOUD_IMAGE",
+    "SANDBOX_DOCKERCLOUD_STORE_IMAGE",
+    "SANDBOX_DOCKERCLOUD_GUARD_URL",
+    "SANDBOX_DOCKERCLOUD_POLICY_URL",
+];
+
+const VARIABLES: &[Var] = &[
+    Var {
+        name: "DOCKER_SBX_TOKEN",
+        default: "required",
+        help: "dockercloud: the Docker personal access token (scope sandbox:use), from the environment only; sent only to the auth URL, exchanged for a short-lived bearer",
+    },
+    Var {
+        name: "DOCKER_SBX_USERNAME",
+        default: "required",
+        help: "dockercloud: the Docker ID the token belongs to",
+    },
+    Var {
+        name: "SANDBOX_DOCKERCLOUD_AUTH_URL",
+        default: DEFAULT_AUTH_URL,
+        help: "dockercloud: the token exchange (https; http only to a loopback address, for a stand-in)",
+    },
+    Var {
+        name: "SANDBOX_DOCKERCLOUD_API",
+        default: "rest",
+        help: "dockercloud: the contract spoken; only rest (Docker's documented REST API) is built, connect is refused",
+    },
+    Var {
+        name: "SANDBOX_DOCKERCLOUD_API_URL",
+        default: DEFAULT_API_URL,
+        help: "dockercloud: the REST management API; its path is kept and /v1/... appended (https; http only to a loopback address)",
+    },
+    Var {
+        name: "SANDBOX_DOCKERCLOUD_IMAGE",
+        default: "required",
+        help: "dockercloud: the raw OCI image every run boots, pinned by its linux/amd64 manifest digest (…@sha256:<64 hex>)",
+    },
+    Var {
+        name: "SANDBOX_DOCKERCLOUD_STORE_IMAGE",
+        default: "unset",
+        help: "dockercloud: an account image-store image; connect only, so refused in this build",
+    },
+    Var {
+        name: "SANDBOX_DOCKERCLOUD_GUARD_URL",
+        default: "unset",
+        help: "dockercloud: the egress guard that carries grants; connect only, so refused in this build",
+    },
+    Var {
+        name: "SANDBOX_DOCKERCLOUD_POLICY_URL",
+        default: "unset",
+        help: "dockercloud: the undocumented policy API that sets the guard rule; connect only, so refused in this build",
+    },
+];
+
+/// The dockercloud provider's registration.
+pub static PLUGIN: Plugin = Plugin {
+    name: "dockercloud",
+    variables: VARIABLES,
+    exclusive: EXCLUSIVE,
+    areas: &["dockercloud"],
+    remote: true,
+    from_env,
+    defaults: || Chosen::new(DockerCloudSettings::default()),
+};
+
+/// The dockercloud provider's settings.
+#[derive(Debug, Clone)]
+pub struct DockerCloudSettings {
+    /// `DOCKER_SBX_TOKEN` (shared: settings are cloned, the token never printed).
+    pub token: Option<Arc<Secret>>,
+    /// `DOCKER_SBX_USERNAME`.
+    pub username: String,
+    /// `SANDBOX_DOCKERCLOUD_AUTH_URL`.
+    pub auth_url: Url,
+    /// `SANDBOX_DOCKERCLOUD_API_URL`.
+    pub api_url: Url,
+    /// `SANDBOX_DOCKERCLOUD_IMAGE`, pinned by digest.
+    pub image: String,
+    /// CPUs of every sandbox (one of [`SIZES`]).
+    pub cpus: u32,
+    /// Memory of every sandbox, MiB (one of [`SIZES`]).
+    pub memory_mib: u32,
+}
+
+impl Default for DockerCloudSettings {
+    fn default() -> DockerCloudSettings {
+        DockerCloudSettings {
+            token: None,
+            username: String::new(),
+            #[expect(clippy::unwrap_used, reason = "a constant that parses")]
+            auth_url: Url::parse(DEFAULT_AUTH_URL).unwrap(),
+            #[expect(clippy::unwrap_used, reason = "a constant that parses")]
+            api_url: Url::parse(DEFAULT_API_URL).unwrap(),
+            image: String::new(),
+            cpus: SIZES[0].1,
+            memory_mib: SIZES[0].2,
+        }
+    }
+}
+
+/// Whether `r` is a raw OCI reference pinned by digest: `name@sha256:<64 lowercase hex>`.
+pub fn pinned(r: &str) -> bool {
+    let Some((name, digest)) = r.rsplit_once('@') else {
+        return false;
+    };
+    let Some(hex) = digest.strip_prefix("sha256:") else {
+        return false;
+    };
+    !name.is_empty()
+        && name.len() <= 255
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || b"._-/:".contains(&c))
+        && hex.len() == 64
+        && hex
+            .bytes()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
+}
+
+/// The size for `SANDBOX_CPUS` and `SANDBOX_MEMORY_MB` (either or both unset:
+/// the size the other names, or micro).
+fn size(resources: &ResourceSettings) -> Result<(u32, u32), ConfigError> {
+    let cpus = match resources.cpus {
+        None => None,
+        Some(c) if c >= 1.0 && c.fract() == 0.0 && c <= 64.0 => Some(c as u32),
+        Some(_) => {
+            return Err(ConfigError::new(
+                "SANDBOX_CPUS",
+                "Docker Cloud sandboxes have whole CPUs: 1, 2, 4, 8 or 16",
+            ));
+        }
+    };
+    let found = SIZES.iter().find(|(_, c, m)| {
+        cpus.is_none_or(|x| x == *c) && resources.memory_mb.is_none_or(|x| x == *m)
+    });
+    match (found, cpus, resources.memory_mb) {
+        (Some(_), None, None) => Ok((SIZES[0].1, SIZES[0].2)),
+        (Some((_, c, m)), _, _) => Ok((*c, *m)),
+        (None, _, memory) => {
+            let sizes: Vec<String> = SIZES
+                .iter()
+                .map(|(n, c, m)| format!("{n} {c} CPU/{m} MiB"))
+                .collect();
+            let variable = if memory.is_some() {
+                "SANDBOX_MEMORY_MB"
+            } else {
+                "SANDBOX_CPUS"
+            };
+            Err(ConfigError::new(
+                variable,
+                format!(
+                    "not a size Docker Cloud runs; SANDBOX_CPUS and SANDBOX_MEMORY_MB must name one of: {}",
+                    sizes.join(", ")
+                ),
+            ))
+        }
+    }
+}
+
+impl DockerCloudSettings {
+    /// Reads the variables; refuses what it cannot honour.
+    pub fn from_env(
+        env: &Env<'_>,
+        resources: &ResourceSettings,
+    ) -> Result<DockerCloudSettings, ConfigError> {
+        resources.only("dockercloud", &["SANDBOX_MEMORY_MB", "SANDBOX_CPUS"])?;
+        match env
+            .get("SANDBOX_DOCKERCLOUD_API")
+            .map(|a| a.trim().to_ascii_lowercase())
+        {
+            None => {}
+            Some(a) if a == "rest" => {}
+            Some(a) if a == "connect" => {
+                return Err(ConfigError::new(
+                    "SANDBOX_DOCKERCLOUD_API",
+                    "the Connect contract is not built in this build (its protos are not public); \
+                     use rest",
+                ));
+            }
+            Some(a) => {
+                return Err(ConfigError::new(
+                    "SANDBOX_DOCKERCLOUD_API",
+                    format!("{a:?} is not a contract; rest is the one built"),
+                ));
+            }
+        }
+        for name in [
+            "SANDBOX_DOCKERCLOUD_GUARD_URL",
+            "SANDBOX_DOCKERCLOUD_POLICY_URL",
+            "SANDBOX_DOCKERCLOUD_STORE_IMAGE",
+        ] {
+            if env.get(name).is_some() {
+                return Err(ConfigError::new(
+                    name,
+                    "applies only to the Connect contract, which this build does not have \
+                     (grants and store images are connect-only); unset it",
+                ));
+            }
+        }
+        let token = env
+            .get("DOCKER_SBX_TOKEN")
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                ConfigError::new(
+                    "DOCKER_SBX_TOKEN",
+                    "required for SANDBOX_PROVIDER=dockercloud",
+                )
+            })?;
+        if !token.bytes().all(|c| c.is_ascii_graphic()) {
+            return Err(ConfigError::new(
+                "DOCKER_SBX_TOKEN",
+                "holds a character a token cannot have",
+            ));
+        }
+        let username = env
+            .get("DOCKER_SBX_USERNAME")
+            .map(|u| u.trim().to_owned())
+            .filter(|u| !u.is_empty())
+            .ok_or_else(|| {
+                ConfigError::new(
+                    "DOCKER_SBX_USERNAME",
+                    "required for SANDBOX_PROVIDER=dockercloud",
+                )
+            })?;
+        if username.len() > 255 || !username.bytes().all(|c| c.is_ascii_graphic()) {
+            return Err(ConfigError::new("DOCKER_SBX_USERNAME", "not a Docker ID"));
+        }
+        let image = env
+            .get("SANDBOX_DOCKERCLOUD_IMAGE")
+            .map(|i| i.trim().to_owned())
+            .ok_or_else(|| {
+                ConfigError::new(
+                    "SANDBOX_DOCKERCLOUD_IMAGE",
+                    "required for SANDBOX_PROVIDER=dockercloud",
+                )
+            })?;
+        if !pinned(&image) {
+            return Err(ConfigError::new(
+                "SANDBOX_DOCKERCLOUD_IMAGE",
+                "must be pinned by its linux/amd64 manifest digest: <name>@sha256:<64 hex>",
+            ));
+        }
+        let (cpus, memory_mib) = size(resources)?;
+        let defaults = DockerCloudSettings::default();
+        Ok(DockerCloudSettings {
+            token: Some(Arc::new(Secret::new(token))),
+            username,
+            auth_url: match env.get("SANDBOX_DOCKERCLOUD_AUTH_URL") {
+                Some(u) => endpoint("SANDBOX_DOCKERCLOUD_AUTH_URL", &u)?,
+                None => defaults.auth_url,
+            },
+            api_url: match env.get("SANDBOX_DOCKERCLOUD_API_URL") {
+                Some(u) => endpoint("SANDBOX_DOCKERCLOUD_API_URL", &u)?,
+                None => defaults.api_url,
+            },
+            image,
+            cpus,
+            memory_mib,
+        })
+    }
+}
+
+fn from_env(env: &Env<'_>, resources: &ResourceSettings) -> Result<Chosen, ConfigError> {
+    Ok(Chosen::new(DockerCloudSettings::from_env(env, resources)?))
+}
+
+impl ProviderSettings for DockerCloudSettings {
+    fn plugin(&self) -> &'static Plugin {
+        &PLUGIN
+    }
+
+    fn build(&self, setup: &Setup) -> Result<Arc<dyn Provider>, ConfigError> {
+        Ok(Arc::new(super::DockerCloud::new(self, setup)?))
+    }
+
+    fn doctor<'a>(&'a self, setup: &'a Setup, chosen: bool) -> Checks<'a> {
+        Box::pin(async move {
+            if !chosen {
+                return Vec::new();
+            }
+            let started = std::time::Instant::now();
+            let provider = match super::DockerCloud::new(self, setup) {
+                Ok(p) => p,
+                Err(e) => {
+                    return vec![Check::new(
+                        "dockercloud",
+                        "settings",
+                        Level::Fail,
+                        e.to_string(),
+                    )];
+                }
+            };
+            let mut out = vec![Check::new(
+                "dockercloud",
+                "settings",
+                Level::Ok,
+                format!("REST API {}, image {}", self.api_url, self.image),
+            )];
+            out.push(match crate::provider::Provider::prove(&provider).await {
+                Ok(tier) => Check::new(
+                    "dockercloud",
+                    "startup proof",
+                    Level::Ok,
+                    format!(
+                        "a throwaway sandbox passed the proof in {} ms (tier {})",
+                        started.elapsed().as_millis(),
+                        tier.as_str()
+                    ),
+                ),
+                Err(e) => Check::new(
+                    "dockercloud",
+                    "startup proof",
+                    Level::Fail,
+                    e.message().to_owned(),
+                ),
+            });
+            out
+        })
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[cfg(test)]
+#[path = "settings_tests.rs"]
+mod tests;
