@@ -5,6 +5,7 @@
 #   plimsoll/snippet:latest   SANDBOX_DOCKER_IMAGE          (node)
 #   plimsoll/project:latest   SANDBOX_DOCKER_PROJECT_IMAGE  (node, python3, sh, tar, coreutils)
 #   plimsoll/e2b:latest       the E2B template (the project image plus E2B's user)
+#   plimsoll/dockercloud:latest  the Docker Cloud image (the project image, root as its user)
 #
 # Steps: debootstrap a minbase Debian bookworm root with the packages in
 # base.packages → `docker import` it as plimsoll/base:<inputs> → build the two
@@ -25,13 +26,14 @@ MIRROR="${PLIMSOLL_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 SNIPPET="${PLIMSOLL_SNIPPET_IMAGE:-plimsoll/snippet:latest}"
 PROJECT="${PLIMSOLL_PROJECT_IMAGE:-plimsoll/project:latest}"
 E2B="${PLIMSOLL_E2B_IMAGE:-plimsoll/e2b:latest}"
+DOCKERCLOUD="${PLIMSOLL_DOCKERCLOUD_IMAGE:-plimsoll/dockercloud:latest}"
 
 log() { printf '[images] %s\n' "$*" >&2; }
 die() { printf '[images] ERROR: %s\n' "$*" >&2; exit 1; }
 
 # The recipe inputs: everything that decides what the images contain.
 inputs_hash() {
-  (cd "$HERE" && cat build.sh base.packages snippet.Dockerfile project.Dockerfile e2b.Dockerfile \
+  (cd "$HERE" && cat build.sh base.packages snippet.Dockerfile project.Dockerfile e2b.Dockerfile dockercloud.Dockerfile \
     clients/host.js clients/plimsoll_host.py \
     && echo "$SUITE $MIRROR") | sha256sum | cut -c1-64
 }
@@ -46,8 +48,8 @@ label_of() {
 
 if [ "${PLIMSOLL_IMAGES_FORCE:-0}" != 1 ] \
   && [ "$(label_of "$SNIPPET")" = "$HASH" ] && [ "$(label_of "$PROJECT")" = "$HASH" ] \
-  && [ "$(label_of "$E2B")" = "$HASH" ]; then
-  log "up to date: $SNIPPET, $PROJECT and $E2B carry io.plimsoll.inputs=${HASH:0:12}"
+  && [ "$(label_of "$E2B")" = "$HASH" ] && [ "$(label_of "$DOCKERCLOUD")" = "$HASH" ]; then
+  log "up to date: $SNIPPET, $PROJECT, $E2B and $DOCKERCLOUD carry io.plimsoll.inputs=${HASH:0:12}"
   exit 0
 fi
 
@@ -85,10 +87,13 @@ for pair in "snippet:$SNIPPET" "project:$PROJECT"; do
     -f "$HERE/$role.Dockerfile" -t "$name" "$HERE" >/var/tmp/plimsoll-docker-build.log 2>&1 \
     || { cat /var/tmp/plimsoll-docker-build.log >&2; die "docker build $name failed"; }
 done
-log "docker build $E2B (e2b.Dockerfile, FROM $PROJECT)"
-docker build -q --build-arg "PROJECT=$PROJECT" --label "io.plimsoll.inputs=$HASH" \
-  -f "$HERE/e2b.Dockerfile" -t "$E2B" "$HERE" >/var/tmp/plimsoll-docker-build.log 2>&1 \
-  || { cat /var/tmp/plimsoll-docker-build.log >&2; die "docker build $E2B failed"; }
+for pair in "e2b:$E2B" "dockercloud:$DOCKERCLOUD"; do
+  role="${pair%%:*}" name="${pair#*:}"
+  log "docker build $name ($role.Dockerfile, FROM $PROJECT)"
+  docker build -q --build-arg "PROJECT=$PROJECT" --label "io.plimsoll.inputs=$HASH" \
+    -f "$HERE/$role.Dockerfile" -t "$name" "$HERE" >/var/tmp/plimsoll-docker-build.log 2>&1 \
+    || { cat /var/tmp/plimsoll-docker-build.log >&2; die "docker build $name failed"; }
+done
 # Superseded base roots go; the current one stays for the next thin rebuild.
 for old in $(docker image ls --format '{{.Repository}}:{{.Tag}}' plimsoll/base); do
   [ "$old" = "$BASE" ] || docker image rm "$old" >/dev/null 2>&1 || true

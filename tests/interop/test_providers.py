@@ -160,7 +160,7 @@ def test_e2b_runs_snippets_and_projects_at_vm(start_daemon, clients_file, e2b_st
 
 
 # What SANDBOX_DOCKERCLOUD_IMAGE names: a raw OCI ref pinned by digest, which
-# the stand-in maps to the local project image (no registry here).
+# the stand-in maps to the local Docker Cloud image (no registry here).
 DOCKERCLOUD_IMAGE = "registry.example/plimsoll/project@sha256:" + "ab" * 32
 
 
@@ -172,7 +172,7 @@ def dockercloud_standin():
     user, pat = "plimsoll-ci", "dckr_pat_" + secrets.token_hex(16)
     proc = subprocess.Popen(
         [str(STANDIN), "dockercloud", "--auth", "127.0.0.1:0", "--api", "127.0.0.1:0",
-         "--endpoint", "127.0.0.1:0", "--image", f"{DOCKERCLOUD_IMAGE}=plimsoll/project:latest"],
+         "--endpoint", "127.0.0.1:0", "--image", f"{DOCKERCLOUD_IMAGE}=plimsoll/dockercloud:latest"],
         stdout=subprocess.PIPE, text=True,
         env={**os.environ, "DOCKER_SBX_USERNAME": user, "DOCKER_SBX_TOKEN": pat},
     )

@@ -230,37 +230,12 @@ impl E2bStandIn {
 #[cfg(all(feature = "dockercloud", feature = "docker"))]
 pub const DOCKERCLOUD_IMAGE: &str = "registry.invalid/plimsoll/project@sha256:5f0186dafefab8895f0186dafefab8895f0186dafefab8895f0186dafefab889";
 
-/// `plimsoll/project:latest` with `USER root`: Docker's service writes
-/// uploads as root and runs an exec as the user it names, and the stand-in
-/// acts as the image's user, so the sandbox image's user is root here (the
+/// The Docker Cloud image `images/build.sh` makes (`images/dockercloud.Dockerfile`:
+/// the project image with root as the image's user, since Docker's service
+/// writes uploads and runs an exec that names no user as the image's user; the
 /// guest still runs as 61000, which the provider names on every exec).
 #[cfg(all(feature = "dockercloud", feature = "docker"))]
-pub const DOCKERCLOUD_LOCAL_IMAGE: &str = "plimsoll/dockercloud-root:test";
-
-/// Builds [`DOCKERCLOUD_LOCAL_IMAGE`] (cached by docker after the first time).
-#[cfg(all(feature = "dockercloud", feature = "docker"))]
-fn build_dockercloud_image() {
-    use std::io::Write;
-    let mut child = std::process::Command::new("docker")
-        .args(["build", "-q", "-t", DOCKERCLOUD_LOCAL_IMAGE, "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"FROM plimsoll/project:latest\nUSER root\n")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "docker build of {DOCKERCLOUD_LOCAL_IMAGE}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+pub const DOCKERCLOUD_LOCAL_IMAGE: &str = "plimsoll/dockercloud:latest";
 
 /// The Docker Cloud stand-in (`plimsoll-standins`), served in this process
 /// on loopback ports; stopped (its sandboxes removed) by
@@ -287,9 +262,6 @@ impl DockerCloudStandIn {
     /// [`DOCKERCLOUD_LOCAL_IMAGE`] under docker's default runtime, with `faults`.
     pub async fn start(faults: plimsoll_standins::dockercloud::Faults) -> DockerCloudStandIn {
         use plimsoll_standins::dockercloud::{self, Settings, StandIn};
-        tokio::task::spawn_blocking(build_dockercloud_image)
-            .await
-            .unwrap();
         let pat = format!("dckr_pat_{}", hex::encode(rand::random::<[u8; 16]>()));
         let username = "plimsoll-test".to_owned();
         let standin = StandIn::new(Settings {
