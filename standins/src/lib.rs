@@ -19,4 +19,5 @@
 pub mod connect;
 pub mod dockercloud;
 pub mod e2b;
+pub mod openshell;
 pub mod time;
