@@ -17,6 +17,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_server(true)
         .build_client(true)
+        // Every RPC the stand-in does not serve answers `unimplemented`.
+        .generate_default_stubs(true)
         .compile_fds(fds)?;
     Ok(())
 }
