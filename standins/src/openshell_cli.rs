@@ -20,8 +20,13 @@ struct Args {
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut listen = "127.0.0.1:0".to_owned();
-    let (mut certs_dir, mut cert, mut key, mut client_ca, mut ca) =
-        (None::<PathBuf>, None::<PathBuf>, None::<PathBuf>, None::<PathBuf>, None::<PathBuf>);
+    let (mut certs_dir, mut cert, mut key, mut client_ca, mut ca) = (
+        None::<PathBuf>,
+        None::<PathBuf>,
+        None::<PathBuf>,
+        None::<PathBuf>,
+        None::<PathBuf>,
+    );
     let mut images = HashMap::new();
     let (mut runtime, mut faults) = (None, Faults::default());
     while let Some(flag) = args.next() {
@@ -57,7 +62,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         (None, Some(cert), Some(key), Some(client_ca)) => {
             let mut t = ServerTls::from_files(&cert, &key, &client_ca)?;
             if let Some(ca) = ca {
-                let chain = std::fs::read(&ca).map_err(|e| format!("reading {}: {e}", ca.display()))?;
+                let chain =
+                    std::fs::read(&ca).map_err(|e| format!("reading {}: {e}", ca.display()))?;
                 t.cert_pem.push(b'\n');
                 t.cert_pem.extend(chain);
             }

@@ -15,13 +15,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use pb::open_shell_client::OpenShellClient;
 use plimsoll_standins::openshell::proto::datamodel::v1::{
     WorkspaceSelector, workspace_selector::Selection,
 };
 use plimsoll_standins::openshell::proto::sandbox::v1 as sb;
 use plimsoll_standins::openshell::proto::v1 as pb;
 use plimsoll_standins::openshell::{self, Faults, Settings, StandIn, policy};
-use pb::open_shell_client::OpenShellClient;
 use tonic::Code;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Identity};
 
@@ -46,7 +46,10 @@ async fn start(faults: Faults) -> Harness {
     let certs = tempfile::tempdir().unwrap();
     let tls = openshell::tls::generate(certs.path()).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("https://localhost:{}", listener.local_addr().unwrap().port());
+    let url = format!(
+        "https://localhost:{}",
+        listener.local_addr().unwrap().port()
+    );
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let served = tokio::spawn(openshell::serve(standin.clone(), listener, tls, async {
         let _ = rx.await;
@@ -96,7 +99,12 @@ impl Harness {
             .all(true)
             .filters(&filters)
             .build();
-        let left = self.standin.docker.list_containers(Some(opts)).await.unwrap();
+        let left = self
+            .standin
+            .docker
+            .list_containers(Some(opts))
+            .await
+            .unwrap();
         assert!(left.is_empty(), "containers left: {left:?}");
     }
 }
@@ -109,19 +117,16 @@ fn ws() -> Option<WorkspaceSelector> {
 
 fn spec(policy: Option<sb::SandboxPolicy>) -> pb::SandboxSpec {
     let limits = prost_types::Struct {
-        fields: [
-            ("cpu", "1"),
-            ("memory", "256Mi"),
-        ]
-        .map(|(k, v)| {
-            (
-                k.to_owned(),
-                prost_types::Value {
-                    kind: Some(prost_types::value::Kind::StringValue(v.into())),
-                },
-            )
-        })
-        .into(),
+        fields: [("cpu", "1"), ("memory", "256Mi")]
+            .map(|(k, v)| {
+                (
+                    k.to_owned(),
+                    prost_types::Value {
+                        kind: Some(prost_types::value::Kind::StringValue(v.into())),
+                    },
+                )
+            })
+            .into(),
     };
     let resources = prost_types::Struct {
         fields: [(
@@ -143,12 +148,19 @@ fn spec(policy: Option<sb::SandboxPolicy>) -> pb::SandboxSpec {
     }
 }
 
-fn create_req(name: &str, labels: &[(&str, &str)], policy: Option<sb::SandboxPolicy>) -> pb::CreateSandboxRequest {
+fn create_req(
+    name: &str,
+    labels: &[(&str, &str)],
+    policy: Option<sb::SandboxPolicy>,
+) -> pb::CreateSandboxRequest {
     pb::CreateSandboxRequest {
         workspace_scope: ws(),
         spec: Some(spec(policy)),
         name: name.into(),
-        labels: labels.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        labels: labels
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
         ..pb::CreateSandboxRequest::default()
     }
 }
@@ -189,7 +201,10 @@ async fn exec(
             workspace_scope: ws(),
             sandbox: name.into(),
             command: command.iter().map(|s| (*s).to_owned()).collect(),
-            execution_timeout: timeout.map(|s| prost_types::Duration { seconds: s, nanos: 0 }),
+            execution_timeout: timeout.map(|s| prost_types::Duration {
+                seconds: s,
+                nanos: 0,
+            }),
             ..pb::ExecSandboxRequest::default()
         })
         .await
@@ -238,14 +253,21 @@ async fn mtls_lifecycle_exec_and_config() {
     assert_eq!(info.compute_drivers.len(), 1);
     let caps = info.compute_drivers[0].capabilities.clone().unwrap();
     assert_eq!(
-        (info.compute_drivers[0].name.as_str(), caps.driver_name.as_str(), caps.driver_version.as_str()),
+        (
+            info.compute_drivers[0].name.as_str(),
+            caps.driver_name.as_str(),
+            caps.driver_version.as_str()
+        ),
         ("docker", "docker", dockerd.as_str())
     );
 
     // Create: spec required; then PROVISIONING, READY; a second create of the name refused.
     let mut no_spec = create_req("s1", &[], None);
     no_spec.spec = None;
-    assert_eq!(c.create_sandbox(no_spec).await.unwrap_err().code(), Code::InvalidArgument);
+    assert_eq!(
+        c.create_sandbox(no_spec).await.unwrap_err().code(),
+        Code::InvalidArgument
+    );
     let wanted = sb::SandboxPolicy {
         version: 3,
         filesystem: Some(sb::FilesystemPolicy {
@@ -256,7 +278,11 @@ async fn mtls_lifecycle_exec_and_config() {
         ..sb::SandboxPolicy::default()
     };
     let made = c
-        .create_sandbox(create_req("s1", &[("run", "a"), ("kind", "check")], Some(wanted.clone())))
+        .create_sandbox(create_req(
+            "s1",
+            &[("run", "a"), ("kind", "check")],
+            Some(wanted.clone()),
+        ))
         .await
         .unwrap()
         .into_inner()
@@ -264,8 +290,14 @@ async fn mtls_lifecycle_exec_and_config() {
         .unwrap();
     let meta = made.metadata.clone().unwrap();
     assert!(!meta.id.is_empty());
-    assert_eq!(made.status.as_ref().unwrap().phase(), pb::SandboxPhase::Provisioning);
-    let again = c.create_sandbox(create_req("s1", &[], None)).await.unwrap_err();
+    assert_eq!(
+        made.status.as_ref().unwrap().phase(),
+        pb::SandboxPhase::Provisioning
+    );
+    let again = c
+        .create_sandbox(create_req("s1", &[], None))
+        .await
+        .unwrap_err();
     assert_eq!(again.code(), Code::AlreadyExists);
     c.create_sandbox(create_req("s2", &[("run", "b"), ("kind", "check")], None))
         .await
@@ -273,10 +305,23 @@ async fn mtls_lifecycle_exec_and_config() {
 
     let ready = wait_ready(&mut c, "s1").await;
     let back = ready.metadata.clone().unwrap();
-    assert_eq!((back.id.as_str(), back.name.as_str()), (meta.id.as_str(), "s1"));
+    assert_eq!(
+        (back.id.as_str(), back.name.as_str()),
+        (meta.id.as_str(), "s1")
+    );
     assert_eq!(back.labels, meta.labels);
     assert_eq!(ready.spec, made.spec);
-    assert_eq!(ready.spec.as_ref().unwrap().template.as_ref().unwrap().image, IMAGE);
+    assert_eq!(
+        ready
+            .spec
+            .as_ref()
+            .unwrap()
+            .template
+            .as_ref()
+            .unwrap()
+            .image,
+        IMAGE
+    );
 
     // List: by label, and in pages.
     let list = |selector: &str, size: i32, token: &str| pb::ListSandboxesRequest {
@@ -291,16 +336,27 @@ async fn mtls_lifecycle_exec_and_config() {
             .map(|s| s.metadata.as_ref().unwrap().name.clone())
             .collect::<Vec<_>>()
     };
-    let r = c.list_sandboxes(list("run=a,kind=check", 0, "")).await.unwrap().into_inner();
+    let r = c
+        .list_sandboxes(list("run=a,kind=check", 0, ""))
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(names(&r), ["s1"]);
-    let p1 = c.list_sandboxes(list("kind=check", 1, "")).await.unwrap().into_inner();
+    let p1 = c
+        .list_sandboxes(list("kind=check", 1, ""))
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(names(&p1), ["s1"]);
     let p2 = c
         .list_sandboxes(list("kind=check", 1, &p1.next_page_token))
         .await
         .unwrap()
         .into_inner();
-    assert_eq!((names(&p2), p2.next_page_token.as_str()), (vec!["s2".to_owned()], ""));
+    assert_eq!(
+        (names(&p2), p2.next_page_token.as_str()),
+        (vec!["s2".to_owned()], "")
+    );
     let bad = c.list_sandboxes(list("kind", 0, "")).await.unwrap_err();
     assert_eq!(bad.code(), Code::InvalidArgument);
 
@@ -310,7 +366,13 @@ async fn mtls_lifecycle_exec_and_config() {
         ("hello world\n".into(), String::new(), 0)
     );
     assert_eq!(
-        exec(&mut c, "s1", &["sh", "-c", "echo out; echo err >&2; exit 3"], None).await,
+        exec(
+            &mut c,
+            "s1",
+            &["sh", "-c", "echo out; echo err >&2; exit 3"],
+            None
+        )
+        .await,
         ("out\n".into(), "err\n".into(), 3)
     );
     let t0 = Instant::now();
@@ -344,14 +406,21 @@ async fn mtls_lifecycle_exec_and_config() {
         .exec_sandbox(pb::ExecSandboxRequest {
             workspace_scope: ws(),
             sandbox: "s1".into(),
-            command: vec!["sh".into(), "-c".into(), "sleep 313 & echo started; wait".into()],
+            command: vec![
+                "sh".into(),
+                "-c".into(),
+                "sleep 313 & echo started; wait".into(),
+            ],
             ..pb::ExecSandboxRequest::default()
         })
         .await
         .unwrap()
         .into_inner();
     let first = stream.message().await.unwrap().unwrap();
-    assert!(matches!(first.payload, Some(pb::exec_sandbox_event::Payload::Stdout(_))));
+    assert!(matches!(
+        first.payload,
+        Some(pb::exec_sandbox_event::Payload::Stdout(_))
+    ));
     drop(stream);
     let ps = "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done";
     let t0 = Instant::now();
@@ -360,7 +429,10 @@ async fn mtls_lifecycle_exec_and_config() {
         if !out.contains("sleep 313") {
             break;
         }
-        assert!(t0.elapsed() < Duration::from_secs(20), "still running:\n{out}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "still running:\n{out}"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
@@ -369,12 +441,23 @@ async fn mtls_lifecycle_exec_and_config() {
         workspace_scope: ws(),
         name: name.into(),
     };
-    let got = c.get_sandbox_config(config("s1")).await.unwrap().into_inner();
+    let got = c
+        .get_sandbox_config(config("s1"))
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(got.policy.as_ref(), Some(&wanted));
     assert_eq!(got.policy_hash, policy::hash(&wanted));
     assert_eq!(got.policy_hash.len(), 64);
-    assert_eq!((got.version, got.policy_source()), (3, sb::PolicySource::Sandbox));
-    let dflt = c.get_sandbox_config(config("s2")).await.unwrap().into_inner();
+    assert_eq!(
+        (got.version, got.policy_source()),
+        (3, sb::PolicySource::Sandbox)
+    );
+    let dflt = c
+        .get_sandbox_config(config("s2"))
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(dflt.policy, Some(policy::default_policy()));
     assert_ne!(dflt.policy_hash, got.policy_hash);
 
@@ -385,11 +468,25 @@ async fn mtls_lifecycle_exec_and_config() {
         allow_missing,
         ..pb::DeleteSandboxRequest::default()
     };
-    let d = c.delete_sandbox(del("s1", false)).await.unwrap().into_inner();
-    assert_eq!((d.outcome(), d.sandbox_id.as_str()), (pb::DeletionOutcome::Completed, meta.id.as_str()));
+    let d = c
+        .delete_sandbox(del("s1", false))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        (d.outcome(), d.sandbox_id.as_str()),
+        (pb::DeletionOutcome::Completed, meta.id.as_str())
+    );
     assert_eq!(get(&mut c, "s1").await.unwrap_err().code(), Code::NotFound);
-    assert_eq!(c.delete_sandbox(del("s1", false)).await.unwrap_err().code(), Code::NotFound);
-    let absent = c.delete_sandbox(del("s1", true)).await.unwrap().into_inner();
+    assert_eq!(
+        c.delete_sandbox(del("s1", false)).await.unwrap_err().code(),
+        Code::NotFound
+    );
+    let absent = c
+        .delete_sandbox(del("s1", true))
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(absent.outcome(), pb::DeletionOutcome::AlreadyAbsent);
 
     // Unserved RPCs are unimplemented. s2 is left for the shutdown to remove.
@@ -426,7 +523,10 @@ async fn faults_are_visible() {
         .unwrap();
     assert_eq!(made.metadata.as_ref().unwrap().labels["run"], "f");
     let back = get(&mut c, "f1").await.unwrap();
-    assert_ne!(back.metadata.as_ref().unwrap().labels, made.metadata.as_ref().unwrap().labels);
+    assert_ne!(
+        back.metadata.as_ref().unwrap().labels,
+        made.metadata.as_ref().unwrap().labels
+    );
     assert_ne!(
         back.spec.as_ref().unwrap().template.as_ref().unwrap().image,
         IMAGE

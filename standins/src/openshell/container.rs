@@ -76,7 +76,7 @@ pub fn memory_quantity(q: &str) -> Option<i64> {
         .find_map(|(s, m)| q.strip_suffix(s).map(|n| (n, *m)))
         .unwrap_or((q, 1.0));
     let n = num.parse::<f64>().ok()? * mult;
-    (n.is_finite() && n >= 6.0 * 1_048_576.0 && n < 9.2e18).then_some(n as i64)
+    (6.0 * 1_048_576.0..9.2e18).contains(&n).then_some(n as i64)
 }
 
 /// The limits `resources` (`{"limits": {"cpu": …, "memory": …}}`) asks for;

@@ -159,9 +159,16 @@ fn wrapped(command: &str, pid_file: &str) -> Vec<String> {
          setsid -w /bin/sh -c 'echo $$ > \"$0\"; exec /bin/sh -c \"$1\"' \"$1\" \"$2\"; \
          rc=$?; rm -f \"$1\"; exit $rc"
     );
-    ["/bin/sh", "-c", &wrapper, "openshell-exec", pid_file, command]
-        .map(String::from)
-        .to_vec()
+    [
+        "/bin/sh",
+        "-c",
+        &wrapper,
+        "openshell-exec",
+        pid_file,
+        command,
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 /// Kills the process group an exec's `pid_file` names (waiting up to a
@@ -272,8 +279,11 @@ mod tests {
             sandbox: "s".into(),
             command: vec!["echo".into(), "it's".into(), "".into()],
             workdir: "/tmp/a b".into(),
-            environment: [("B".to_owned(), "2".to_owned()), ("A".to_owned(), "x y".to_owned())]
-                .into(),
+            environment: [
+                ("B".to_owned(), "2".to_owned()),
+                ("A".to_owned(), "x y".to_owned()),
+            ]
+            .into(),
             ..ExecSandboxRequest::default()
         };
         assert_eq!(
@@ -282,7 +292,10 @@ mod tests {
         );
         let mut bad = req.clone();
         bad.environment.insert("1X".into(), "v".into());
-        assert_eq!(command_string(&bad).unwrap_err().code(), tonic::Code::InvalidArgument);
+        assert_eq!(
+            command_string(&bad).unwrap_err().code(),
+            tonic::Code::InvalidArgument
+        );
         let mut bad = req.clone();
         bad.workdir = "/tmp\n".into();
         assert!(command_string(&bad).is_err());

@@ -97,7 +97,11 @@ fn canonical_rule_bytes(rule: &sb::NetworkPolicyRule) -> Vec<u8> {
     append_message(&mut out, &map_free);
     for (i, e) in rule.endpoints.iter().enumerate() {
         out.extend_from_slice(&(i as u64).to_le_bytes());
-        append_sorted_map(&mut out, b"graphql_persisted_queries", &e.graphql_persisted_queries);
+        append_sorted_map(
+            &mut out,
+            b"graphql_persisted_queries",
+            &e.graphql_persisted_queries,
+        );
         for (j, r) in e.rules.iter().enumerate() {
             out.extend_from_slice(&(j as u64).to_le_bytes());
             if let Some(allow) = &r.allow {

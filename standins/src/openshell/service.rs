@@ -120,7 +120,11 @@ impl Gateway {
         }
     }
 
-    fn ready_machine(&self, workspace: &str, name: &str) -> Result<(Arc<Sandbox>, container::Machine), Status> {
+    fn ready_machine(
+        &self,
+        workspace: &str,
+        name: &str,
+    ) -> Result<(Arc<Sandbox>, container::Machine), Status> {
         let s = self.standin.get(workspace, name).ok_or_else(not_found)?;
         let machine = {
             let life = lock(&s.life);
@@ -148,7 +152,10 @@ impl Gateway {
                 env.sort();
                 let labels = HashMap::from([
                     (container::LABEL.to_owned(), standin.run_id.clone()),
-                    ("io.plimsoll.standin.openshell.sandbox".to_owned(), s.id.clone()),
+                    (
+                        "io.plimsoll.standin.openshell.sandbox".to_owned(),
+                        s.id.clone(),
+                    ),
                 ]);
                 let name = format!("plimsoll-openshell-{}-{}", standin.run_id, &s.id[..8]);
                 container::Machine::create(
@@ -163,7 +170,9 @@ impl Gateway {
                 .await
             }
         };
-        let still_there = standin.get(&s.workspace, &s.name).is_some_and(|c| c.id == s.id);
+        let still_there = standin
+            .get(&s.workspace, &s.name)
+            .is_some_and(|c| c.id == s.id);
         match made {
             Ok(m) if still_there => {
                 let mut life = lock(&s.life);
@@ -229,17 +238,27 @@ impl pb::open_shell_server::OpenShell for Gateway {
     ) -> Result<Response<pb::SandboxResponse>, Status> {
         let req = request.into_inner();
         let ws = workspace(req.workspace_scope.as_ref())?;
-        let mut spec = req.spec.ok_or_else(|| Status::invalid_argument("spec is required"))?;
+        let mut spec = req
+            .spec
+            .ok_or_else(|| Status::invalid_argument("spec is required"))?;
         if !req.workload_template.is_empty() {
-            return Err(Status::failed_precondition("sandbox workload template not found"));
+            return Err(Status::failed_precondition(
+                "sandbox workload template not found",
+            ));
         }
         if let Some(p) = spec.providers.first() {
-            return Err(Status::failed_precondition(format!("provider '{p}' not found")));
+            return Err(Status::failed_precondition(format!(
+                "provider '{p}' not found"
+            )));
         }
         if !req.service_exposures.is_empty() {
-            return Err(Status::failed_precondition("service exposure is not available on this gateway"));
+            return Err(Status::failed_precondition(
+                "service exposure is not available on this gateway",
+            ));
         }
-        let template = spec.template.get_or_insert_with(pb::SandboxTemplate::default);
+        let template = spec
+            .template
+            .get_or_insert_with(pb::SandboxTemplate::default);
         if template.image.is_empty() {
             template.image = DEFAULT_IMAGE_REF.into();
         }
@@ -256,7 +275,14 @@ impl pb::open_shell_server::OpenShell for Gateway {
         let id = {
             let b = rand::random::<[u8; 16]>();
             let h = hex::encode(b);
-            format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
+            format!(
+                "{}-{}-{}-{}-{}",
+                &h[..8],
+                &h[8..12],
+                &h[12..16],
+                &h[16..20],
+                &h[20..]
+            )
         };
         let name = if req.name.is_empty() {
             format!("sandbox-{}", crate::e2b::random_id(8))
@@ -317,10 +343,16 @@ impl pb::open_shell_server::OpenShell for Gateway {
     ) -> Result<Response<pb::ListSandboxesResponse>, Status> {
         let req = request.into_inner();
         let all = matches!(
-            req.workspace_scope.as_ref().and_then(|s| s.selection.as_ref()),
+            req.workspace_scope
+                .as_ref()
+                .and_then(|s| s.selection.as_ref()),
             Some(Selection::AllWorkspaces(_))
         );
-        let ws = if all { String::new() } else { workspace(req.workspace_scope.as_ref())? };
+        let ws = if all {
+            String::new()
+        } else {
+            workspace(req.workspace_scope.as_ref())?
+        };
         let want = selector(&req.label_selector)?;
         let size = match usize::try_from(req.page_size) {
             Ok(0) => DEFAULT_PAGE_SIZE,
@@ -350,7 +382,11 @@ impl pb::open_shell_server::OpenShell for Gateway {
         let next = offset + page.len();
         Ok(Response::new(pb::ListSandboxesResponse {
             sandboxes: page,
-            next_page_token: if next < matching.len() { next.to_string() } else { String::new() },
+            next_page_token: if next < matching.len() {
+                next.to_string()
+            } else {
+                String::new()
+            },
         }))
     }
 

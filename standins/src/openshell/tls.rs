@@ -28,7 +28,10 @@ impl std::fmt::Debug for ServerTls {
         f.debug_struct("ServerTls")
             .field("cert_pem", &format_args!("{} bytes", self.cert_pem.len()))
             .field("key_pem", &"<redacted>")
-            .field("client_ca_pem", &format_args!("{} bytes", self.client_ca_pem.len()))
+            .field(
+                "client_ca_pem",
+                &format_args!("{} bytes", self.client_ca_pem.len()),
+            )
             .finish()
     }
 }
@@ -63,9 +66,7 @@ impl ServerTls {
                 &self.cert_pem,
                 &self.key_pem,
             ))
-            .client_ca_root(tonic::transport::Certificate::from_pem(
-                &self.client_ca_pem,
-            ))
+            .client_ca_root(tonic::transport::Certificate::from_pem(&self.client_ca_pem))
             .client_auth_optional(false)
     }
 }
@@ -110,7 +111,9 @@ pub fn generate(dir: &Path) -> Result<ServerTls, String> {
         p.distinguished_name.push(DnType::CommonName, cn);
         p.extended_key_usages = vec![eku];
         p.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-        let cert = p.signed_by(&key, &issuer).map_err(|e| fail("certificate", e))?;
+        let cert = p
+            .signed_by(&key, &issuer)
+            .map_err(|e| fail("certificate", e))?;
         Ok::<_, String>((cert.pem(), key.serialize_pem()))
     };
     let (server_crt, server_key) = leaf(
@@ -118,11 +121,8 @@ pub fn generate(dir: &Path) -> Result<ServerTls, String> {
         "openshell-gateway",
         ExtendedKeyUsagePurpose::ServerAuth,
     )?;
-    let (client_crt, client_key) = leaf(
-        Vec::new(),
-        "plimsoll",
-        ExtendedKeyUsagePurpose::ClientAuth,
-    )?;
+    let (client_crt, client_key) =
+        leaf(Vec::new(), "plimsoll", ExtendedKeyUsagePurpose::ClientAuth)?;
     write(dir, "ca.crt", &ca_cert.pem(), false)?;
     write(dir, "tls.crt", &client_crt, false)?;
     write(dir, "tls.key", &client_key, true)?;
