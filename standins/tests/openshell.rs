@@ -461,6 +461,48 @@ async fn mtls_lifecycle_exec_and_config() {
     assert_eq!(dflt.policy, Some(policy::default_policy()));
     assert_ne!(dflt.policy_hash, got.policy_hash);
 
+    // Stop, then start again: exec refused while stopped, served after.
+    let named = |name: &str| (ws(), name.to_owned());
+    let (scope, name) = named("s1");
+    let stopped = c
+        .stop_sandbox(pb::StopSandboxRequest {
+            workspace_scope: scope.clone(),
+            name: name.clone(),
+            ..pb::StopSandboxRequest::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .sandbox
+        .unwrap();
+    assert_eq!(stopped.status.unwrap().phase(), pb::SandboxPhase::Stopped);
+    let refused = c
+        .exec_sandbox(pb::ExecSandboxRequest {
+            workspace_scope: ws(),
+            sandbox: "s1".into(),
+            command: vec!["true".into()],
+            ..pb::ExecSandboxRequest::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    let started = c
+        .start_sandbox(pb::StartSandboxRequest {
+            workspace_scope: scope,
+            name,
+            ..pb::StartSandboxRequest::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .sandbox
+        .unwrap();
+    assert_eq!(started.status.unwrap().phase(), pb::SandboxPhase::Ready);
+    assert_eq!(
+        exec(&mut c, "s1", &["echo", "back"], None).await.0,
+        "back\n"
+    );
+
     // Delete by name; then not found.
     let del = |name: &str, allow_missing: bool| pb::DeleteSandboxRequest {
         workspace_scope: ws(),

@@ -53,6 +53,7 @@ pub mod container;
 pub mod exec;
 pub mod policy;
 pub mod proto;
+pub mod sandboxes;
 pub mod service;
 pub mod tls;
 
