@@ -26,6 +26,8 @@ IMAGE="plimsoll/busybox:test"
 CLIENT_VERSION="0.23.0"
 # The vendor client that checks the E2B stand-in (tests/standins/e2b_sdk.py).
 E2B_SDK_VERSION="2.63.0"
+# The vendor client that checks the OpenShell stand-in (tests/standins/openshell_client.py).
+OPENSHELL_VERSION="0.1.5"
 DAEMON_JSON=/etc/docker/daemon.json
 DOCKERD_LOG=/var/log/dockerd.log
 APT_LOG=/var/log/plimsoll-setup-apt.log
@@ -258,14 +260,15 @@ stage_verify() {
 
 # ---------------------------------------------------------------- venv
 venv_has_deps() {
-  "$VENV/bin/python" - "$CLIENT_VERSION" "$E2B_SDK_VERSION" >/dev/null 2>&1 <<'EOF'
+  "$VENV/bin/python" - "$CLIENT_VERSION" "$E2B_SDK_VERSION" "$OPENSHELL_VERSION" >/dev/null 2>&1 <<'EOF'
 import sys
 from importlib.metadata import version
 assert version("plimsoll-client") == sys.argv[1]
 version("pytest")
 version("pyjwt")
 assert version("e2b") == sys.argv[2]
-import plimsoll_client, pytest, jwt, e2b
+assert version("openshell") == sys.argv[3]
+import plimsoll_client, pytest, jwt, e2b, openshell
 EOF
 }
 
@@ -277,12 +280,12 @@ stage_venv() {
     python3 -m venv "$VENV"
   fi
   if venv_has_deps; then
-    log "venv already has plimsoll-client==$CLIENT_VERSION, e2b==$E2B_SDK_VERSION, pytest and pyjwt"
+    log "venv already has plimsoll-client==$CLIENT_VERSION, e2b==$E2B_SDK_VERSION, openshell==$OPENSHELL_VERSION, pytest and pyjwt"
   else
-    log "pip install plimsoll-client==$CLIENT_VERSION e2b==$E2B_SDK_VERSION pytest pyjwt"
+    log "pip install plimsoll-client==$CLIENT_VERSION e2b==$E2B_SDK_VERSION openshell==$OPENSHELL_VERSION pytest pyjwt"
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-      "plimsoll-client==$CLIENT_VERSION" "e2b==$E2B_SDK_VERSION" pytest pyjwt >&2
-    venv_has_deps || die "venv $VENV lacks plimsoll-client==$CLIENT_VERSION, e2b==$E2B_SDK_VERSION, pytest or pyjwt after install"
+      "plimsoll-client==$CLIENT_VERSION" "e2b==$E2B_SDK_VERSION" "openshell==$OPENSHELL_VERSION" pytest pyjwt >&2
+    venv_has_deps || die "venv $VENV lacks plimsoll-client==$CLIENT_VERSION, e2b==$E2B_SDK_VERSION, openshell==$OPENSHELL_VERSION, pytest or pyjwt after install"
   fi
 }
 

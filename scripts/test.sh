@@ -136,10 +136,12 @@ step "soak: bounded mixed runs and sessions; the daemon flat at rest, nothing le
 cargo run -q -p plimsolld --example soak -- wasm 2000 8
 cargo run -q -p plimsolld --example soak -- runc 200 4
 
-step "stand-ins checked by the vendors' published clients (E2B: e2b 2.63.0; runc, then runsc)"
+step "stand-ins checked by the vendors' published clients (E2B: e2b 2.63.0; OpenShell: openshell 0.1.5; runc, then runsc)"
 cargo build -q -p plimsoll-standins
 "$VENV/bin/python" tests/standins/e2b_sdk.py "$ROOT/target/debug/plimsoll-standin"
 "$VENV/bin/python" tests/standins/e2b_sdk.py "$ROOT/target/debug/plimsoll-standin" --runtime runsc
+"$VENV/bin/python" tests/standins/openshell_client.py "$ROOT/target/debug/plimsoll-standin"
+"$VENV/bin/python" tests/standins/openshell_client.py "$ROOT/target/debug/plimsoll-standin" --runtime runsc
 
 step "interop: the published plimsoll-client 0.23.0 against plimsolld"
 cargo build -p plimsolld

@@ -1,5 +1,5 @@
 //! Stand-ins for the hosted services plimsoll's hosted providers call (E2B,
-//! Docker Cloud Sandboxes).
+//! Docker Cloud Sandboxes, NVIDIA OpenShell).
 //!
 //! None of those services can be reached from a build machine, so each gets
 //! a local server here that implements the part of the vendor's API the
@@ -8,7 +8,9 @@
 //! is the code that works against the service. Where the vendor publishes a
 //! client, it checks the stand-in (`tests/standins/`); Docker publishes none
 //! for its REST API, so loopback tests written from its API reference check
-//! that one (`standins/tests/dockercloud.rs`). Every sandbox a stand-in
+//! that one (`standins/tests/dockercloud.rs`). OpenShell's gateway is gRPC
+//! over mutual TLS, generated from the protocol definitions of the pinned
+//! `openshell` release (`standins/proto/openshell/`). Every sandbox a stand-in
 //! creates is a real local container, locked down (and under runsc when the
 //! stand-in is told to use it), so the code sent to it really runs.
 //!
@@ -19,4 +21,5 @@
 pub mod connect;
 pub mod dockercloud;
 pub mod e2b;
+pub mod openshell;
 pub mod time;

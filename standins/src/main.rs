@@ -11,10 +11,16 @@
 //!     [--resources CPUS/MIB]… [--token-ttl SECONDS] [--runtime RUNTIME]
 //!     [--fault account-allow-all|policy-allows|deny-policy-read|allow-egress
 //!     |throttle-reads]…
+//! plimsoll-standin openshell [--listen ADDR] (--certs-dir DIR
+//!     | --cert FILE --key FILE --client-ca FILE [--ca FILE])
+//!     [--image REF=LOCALIMAGE]… [--runtime RUNTIME]
+//!     [--fault other-driver|readback-differs|policy-drift]…
 //! ```
 
 use std::collections::HashMap;
 use std::process::ExitCode;
+
+mod openshell_cli;
 
 use plimsoll_standins::dockercloud;
 use plimsoll_standins::e2b::{self, Faults, Settings, Template};
@@ -279,9 +285,11 @@ async fn main() -> ExitCode {
     match argv.next().as_deref() {
         Some("e2b") => {}
         Some("dockercloud") => return main_dockercloud(argv).await,
+        Some("openshell") => return openshell_cli::main(argv, stopped()).await,
         _ => {
             eprintln!(
-                "plimsoll-standin: the first argument names the stand-in: e2b or dockercloud\n{USAGE}\n{USAGE_DOCKERCLOUD}"
+                "plimsoll-standin: the first argument names the stand-in: e2b, dockercloud or openshell\n{USAGE}\n{USAGE_DOCKERCLOUD}\n{}",
+                openshell_cli::USAGE
             );
             return ExitCode::from(2);
         }
