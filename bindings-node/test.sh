@@ -15,19 +15,13 @@ ROOT=$(cd .. && pwd)
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 step() { printf '\n== bindings-node: %s\n' "$*"; }
 
-# napi builds for an explicit --target, so its build shares nothing with the
-# workspace's; PLIMSOLL_NODE_TARGET_DIR gives it a directory of its own (its
-# lock then never waits on another cargo). PLIMSOLL_NODE_PREBUILT=1: scripts/test.sh
-# already ran both steps below, early, while other suites waited on docker.
-if [ "${PLIMSOLL_NODE_PREBUILT:-0}" = 1 ]; then
-  step "npm ci and the addon: built earlier by scripts/test.sh"
-else
-  step "npm ci"
-  npm ci --no-audit --no-fund
+step "npm ci"
+npm ci --no-audit --no-fund
 
-  step "build the addon (napi build, dev profile)"
-  CARGO_TARGET_DIR=${PLIMSOLL_NODE_TARGET_DIR:-$CARGO_TARGET_DIR} npm run build
-fi
+# `npm run build` runs napi with cargo-host.sh as its cargo, so the addon is
+# built from the workspace's target directory and dependency builds.
+step "build the addon (napi build, dev profile)"
+npm run build
 
 step "generated index.d.ts and index.js are committed"
 git diff --exit-code -- index.d.ts index.js

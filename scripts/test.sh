@@ -49,15 +49,19 @@ echo "runtimes: $runtimes"
 step "cargo fmt --check"
 cargo fmt --all --check
 
-step "cargo clippy --all-targets -- -D warnings"
+step "the test build and both bindings resolve shared dependencies alike (workspace-hack)"
+bash scripts/check-workspace-hack.sh
+
+step "cargo clippy --workspace --all-targets -- -D warnings (the bindings included)"
 cargo clippy --workspace --all-targets -- -D warnings
 
 step "cargo test"
-cargo test --workspace --no-fail-fast --no-run
-# Two builds that share nothing with the one above (napi compiles for an
-# explicit --target, the fuzz targets with AddressSanitizer) start now, at the
-# lowest CPU priority and each in a target directory of its own, while the
-# suites below mostly wait on docker; the steps that need them wait for them.
+# The default members: the bindings are built later by maturin and napi, from
+# the same target directory and the same dependency builds.
+cargo test --no-fail-fast --no-run
+# The fuzz targets' build shares nothing with the one above (AddressSanitizer),
+# so it starts now, at the lowest CPU priority and in a target directory of its
+# own, while the suites below mostly wait on docker; the fuzz step waits for it.
 prebuild() { # prebuild NAME COMMAND...: runs it in the background, logged
   local name=$1
   shift
@@ -74,9 +78,8 @@ prebuilt() { # prebuilt NAME: waits for it; fails with its log if it failed
   echo "the $1 build, started early: $(tail -n 1 "$ROOT/target/prebuild-$1.log")"
 }
 prebuild fuzz env FUZZ_BUILD_ONLY=1 FUZZ_PROFILE="${FUZZ_PROFILE:-quick}" bash scripts/fuzz.sh
-prebuild node bash -c 'cd bindings-node && npm ci --no-audit --no-fund && CARGO_TARGET_DIR="$1/target/node" npm run build' _ "$ROOT"
 # Every test binary runs, so one failure does not hide another's.
-cargo test --workspace --no-fail-fast
+cargo test --no-fail-fast
 
 step "fuzz: seeds as regression tests, then a bounded run of every target"
 cargo fmt --manifest-path fuzz/Cargo.toml --check
@@ -102,8 +105,7 @@ bash tests/go/run.sh
 
 step "bindings: Python (PyO3) and Node (napi-rs)"
 bash bindings-python/test.sh
-prebuilt node
-PLIMSOLL_NODE_PREBUILT=1 bash bindings-node/test.sh
+bash bindings-node/test.sh
 
 step "the same session calls from Python, Node, C and Go, embedded and remote"
 python3 tests/vectors/compare.py "$PLIMSOLL_SESSION_VECTORS_OUT"

@@ -81,7 +81,7 @@ impl ToNapiValue for Js {
                             o.set_named_property(&name, v)?;
                         }
                     }
-                    <&Object>::to_napi_value(env, &o)
+                    Object::to_napi_value(env, o)
                 }
             }
         }

@@ -1,6 +1,6 @@
 """The published client (plimsoll-client 0.23.0) against plimsolld on the real
 providers: wasm (tier process), docker on runc (container) and on runsc (kernel),
-and e2b (vm) against the E2B stand-in.
+and the hosted providers at vm against their stand-ins: e2b and dockercloud.
 Every answer's record is verified by the client itself; a floor above the mark
 is refused before anything runs."""
 
@@ -157,3 +157,63 @@ def test_e2b_runs_snippets_and_projects_at_vm(start_daemon, clients_file, e2b_st
     assert e.value.not_dispatched == "unsupported"
     assert d.stop() == 0
     assert key not in d.log()
+
+
+# What SANDBOX_DOCKERCLOUD_IMAGE names: a raw OCI ref pinned by digest, which
+# the stand-in maps to the local project image (no registry here).
+DOCKERCLOUD_IMAGE = "registry.example/plimsoll/project@sha256:" + "ab" * 32
+
+
+@pytest.fixture
+def dockercloud_standin():
+    """The Docker Cloud Sandboxes stand-in (target/debug/plimsoll-standin):
+    its token exchange, management API and endpoint addresses, and the one
+    Docker ID and PAT it accepts."""
+    user, pat = "plimsoll-ci", "dckr_pat_" + secrets.token_hex(16)
+    proc = subprocess.Popen(
+        [str(STANDIN), "dockercloud", "--auth", "127.0.0.1:0", "--api", "127.0.0.1:0",
+         "--endpoint", "127.0.0.1:0", "--image", f"{DOCKERCLOUD_IMAGE}=plimsoll/project:latest"],
+        stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "DOCKER_SBX_USERNAME": user, "DOCKER_SBX_TOKEN": pat},
+    )
+    addrs = json.loads(proc.stdout.readline())
+    yield addrs, user, pat
+    proc.terminate()
+    assert proc.wait(60) == 0
+
+
+def test_dockercloud_runs_snippets_and_projects_at_vm(start_daemon, clients_file, dockercloud_standin):
+    addrs, user, pat = dockercloud_standin
+    d = start_daemon(SANDBOX_PROVIDER="dockercloud", DOCKER_SBX_USERNAME=user, DOCKER_SBX_TOKEN=pat,
+                     SANDBOX_DOCKERCLOUD_AUTH_URL=addrs["auth"] + "/v2/auth/token",
+                     SANDBOX_DOCKERCLOUD_API_URL=addrs["api"], SANDBOX_DOCKERCLOUD_IMAGE=DOCKERCLOUD_IMAGE,
+                     PLIMSOLL_CLIENTS_FILE=clients_file)
+    assert pat not in d.log()
+    c = client(d)
+    info = c.describe()
+    assert (info.provider, info.isolation, info.supports_project, info.supports_sessions) == (
+        "dockercloud", "vm", True, False)
+    # Grants on Docker Cloud go through the guard, which the REST contract
+    # cannot set up: none are offered (a grants file is a startup error).
+    assert not info.supports_javascript_grants and not info.supports_project_grants
+    r = c.run_javascript("console.log(6*7)", minimum_isolation="vm")
+    assert (r.stdout, r.exit_code) == (b"42\n", 0)
+    check_record(r, "vm")
+    p = c.run_project(
+        {"main.js": "console.log(require('./lib.js'))", "lib/x.txt": "x", "lib.js": "module.exports = 42"},
+        ["node main.js > out.txt", "cat out.txt", "exit 4", "echo never"],
+        artifacts=["out.txt"],
+        minimum_isolation="vm",
+    )
+    assert p.outcome == "completed", p.detail
+    assert [s.exit_code for s in p.steps] == [0, 0, 4]
+    assert p.steps[1].stdout == b"42\n"
+    assert [(a.path, a.content) for a in p.artifacts] == [("out.txt", b"42\n")]
+    check_record(p, "vm")
+    # dockercloud keeps no sessions: refused before anything is dispatched.
+    with pytest.raises(errors.UnsupportedError) as e:
+        c.open_session()
+    assert e.value.not_dispatched == "unsupported"
+    assert d.stop() == 0
+    log = d.log()
+    assert pat not in log and "dckr_pat_" not in log
