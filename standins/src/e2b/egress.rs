@@ -41,6 +41,9 @@ pub type Rules = BTreeMap<String, Vec<(String, String)>>;
 
 /// The label on the stand-in's egress network (its value: the run id).
 pub const NETWORK_LABEL: &str = "io.plimsoll.standin.e2b.egress";
+/// The label naming the process that made an egress network (its leftovers
+/// are removed by the next stand-in once that process is gone).
+pub const PID_LABEL: &str = "io.plimsoll.standin.e2b.egress.pid";
 /// Where a guarded VM finds the OS bundle that holds the stand-in's CA.
 pub const BUNDLE_IN_VM: &str = "/etc/ssl/certs/ca-certificates.crt";
 /// The host's own OS bundle, copied into the VMs' bundle beside the CA.
@@ -120,6 +123,7 @@ impl Egress {
         bundle_text.push_str(&ca_pem);
         let bundle = dir.join("ca-certificates.crt");
         std::fs::write(&bundle, bundle_text).map_err(|e| fail("egress bundle", e))?;
+        remove_leftovers(docker).await;
         let network = format!("plimsoll-standin-egress-{run_id}");
         let request = bollard::models::NetworkCreateRequest {
             name: network.clone(),
@@ -381,4 +385,22 @@ async fn gateway_of(docker: &Docker, network: &str) -> Result<IpAddr, String> {
         .filter_map(|c| c.gateway)
         .find_map(|g| g.parse::<IpAddr>().ok().filter(IpAddr::is_ipv4))
         .ok_or_else(|| format!("network {network} has no IPv4 gateway"))
+}
+
+/// Removes egress networks whose stand-in process is gone (a test that
+/// panicked before stopping its stand-in leaves one).
+async fn remove_leftovers(docker: &Docker) {
+    let opts = bollard::query_parameters::ListNetworksOptionsBuilder::new()
+        .filters(&HashMap::from([("label", vec![PID_LABEL])]))
+        .build();
+    let Ok(networks) = docker.list_networks(Some(opts)).await else {
+        return;
+    };
+    for n in networks {
+        let pid = n.labels.as_ref().and_then(|l| l.get(PID_LABEL));
+        let gone = pid.is_some_and(|p| !std::path::Path::new(&format!("/proc/{p}")).exists());
+        if let (true, Some(name)) = (gone, n.name) {
+            let _ = docker.remove_network(&name).await;
+        }
+    }
 }
