@@ -76,6 +76,18 @@ impl Guarded {
         }
     }
 
+    /// Another listener under the same cap: its connections and this one's
+    /// count together (the guard listener beside the RPC one).
+    pub fn sibling(&self, inner: TcpListener) -> Guarded {
+        Guarded {
+            inner,
+            open: self.open.clone(),
+            refusing: self.refusing.clone(),
+            cap: self.cap,
+            warned: None,
+        }
+    }
+
     /// The most connections kept open at once.
     pub fn cap(&self) -> usize {
         self.cap
