@@ -280,13 +280,12 @@ async fn a_granted_run_reaches_its_broker_and_the_credential_never_enters_the_vm
         );
         assert!(!all.contains("crg_"), "{all}");
     }
-    let seen = r.seen.lock().unwrap();
-    assert_eq!(seen.credentials.len(), 2);
+    let credentials = r.seen.lock().unwrap().credentials.clone();
+    assert_eq!(credentials.len(), 2);
     assert!(
-        seen.credentials[0] != seen.credentials[1],
+        credentials[0] != credentials[1],
         "a fresh credential per run"
     );
-    drop(seen);
     none_left(&r.standin, "the granted runs").await;
     r.standin.stop().await;
 }
@@ -329,22 +328,15 @@ async fn the_pass_ends_before_the_kill_and_an_ended_runs_credential_is_refused()
             String::from_utf8_lossy(&j.stderr)
         );
     }
-    let seen = r.seen.lock().unwrap();
-    assert_eq!(seen.credentials.len(), 2);
+    let (credentials, at_kill) = {
+        let seen = r.seen.lock().unwrap();
+        (seen.credentials.clone(), seen.admitted_at_kill.clone())
+    };
+    assert_eq!(credentials.len(), 2);
     // Each DELETE found the guard already without that run; the last one, none.
-    assert!(
-        seen.admitted_at_kill.len() >= 2,
-        "{:?}",
-        seen.admitted_at_kill
-    );
-    assert!(
-        seen.admitted_at_kill.iter().all(|&n| n <= 1),
-        "{:?}",
-        seen.admitted_at_kill
-    );
-    assert_eq!(seen.admitted_at_kill.iter().min(), Some(&0));
-    let credentials = seen.credentials.clone();
-    drop(seen);
+    assert!(at_kill.len() >= 2, "{at_kill:?}");
+    assert!(at_kill.iter().all(|&n| n <= 1), "{at_kill:?}");
+    assert_eq!(at_kill.iter().min(), Some(&0));
     for c in &credentials {
         assert!(c.starts_with("Bearer crg_") && c.len() == "Bearer crg_".len() + 64);
         assert_eq!(
