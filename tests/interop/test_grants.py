@@ -12,6 +12,8 @@ import secrets
 import socket
 import subprocess
 import threading
+import urllib.error
+import urllib.request
 
 import jwt
 import plimsoll_client
@@ -102,6 +104,17 @@ console.log(JSON.stringify(process.env));
     assert r.stdout == b"undefined\n"
 
 
+def _status(url, body=None, auth=None):
+    req = urllib.request.Request(url, data=body, method="POST" if body is not None else "GET")
+    if auth:
+        req.add_header("authorization", auth)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
 def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -153,6 +166,14 @@ def test_e2b_granted_snippet_reaches_the_api_through_the_guard(start_daemon, cli
         # Without a grant there is no host global.
         r = c.run_javascript("console.log(typeof host)")
         assert r.stdout == b"undefined\n"
+        # The guard listener serves the guard and nothing else.
+        guard = f"http://127.0.0.1:{guard_port}"
+        assert _status(guard + "/healthz") == 404
+        assert _status(guard + "/metrics") == 404
+        assert _status(guard + "/plimsoll.v1.SandboxService/Describe", b"{}") == 404
+        assert _status(guard + "/v1/e2b/guard/v1/items/7") == 401
+        assert _status(guard + "/v1/e2b/guard/v1/items/7", auth="Bearer crg_" + "0" * 64) == 401
+        assert len(seen) == 1
         assert d.stop() == 0
         log = d.log()
         assert "egress guard listening" in log

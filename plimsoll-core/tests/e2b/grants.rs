@@ -6,6 +6,7 @@
 //! - a granted snippet's allowed call gets the API's answer, a route the
 //!   grant does not allow the broker's 403, and a project step's Python
 //!   client the same; the API saw its credential and never a `crg_` token;
+//! - the VM reaches nothing else (the internet, the guard host's other ports);
 //! - the guard credential never enters the VM: the guest searches its
 //!   environment, every `/proc/*/environ` and `cmdline` it can read and
 //!   its files, and prints `BREACH` on a find;
@@ -209,6 +210,17 @@ const SNIPPET: &str = r#"
   console.log('ALLOWED', a.status, a.body);
   const b = await host.get('/v1/other');
   console.log('REFUSED', b.status);
+  // Nothing else is reachable: not the internet, not the guard host on another port.
+  const net = require('net');
+  const tryConnect = (port, to) => new Promise((done) => {
+    const c = net.connect({ port, host: to, timeout: 2000 });
+    c.on('connect', () => { console.log('ESCAPED', to, port); c.destroy(); done(); });
+    c.on('timeout', () => { c.destroy(); done(); });
+    c.on('error', () => done());
+  });
+  await Promise.all([tryConnect(443, '1.1.1.1'), tryConnect(53, '8.8.8.8'),
+                     tryConnect(80, 'guard.plimsoll.test')]);
+  console.log('PROBED');
   const needle = new RegExp('crg' + '_[0-9a-f]{64}');
   const fs = require('fs');
   if (needle.test(JSON.stringify(process.env))) console.log('BREACH env');
@@ -248,6 +260,10 @@ async fn a_granted_run_reaches_its_broker_and_the_credential_never_enters_the_vm
         "{stdout}\n{stderr}"
     );
     assert!(stdout.contains("REFUSED 403"), "{stdout}");
+    assert!(
+        stdout.contains("PROBED") && !stdout.contains("ESCAPED"),
+        "{stdout}"
+    );
     assert!(stdout.contains("SEARCHED true "), "{stdout}\n{stderr}");
     assert!(!stdout.contains("BREACH"), "{stdout}");
     // A project step's Python client takes the same way.
