@@ -7,9 +7,9 @@
 //!
 //! It shares the RPC listener's connection cap ([`crate::listener::Guarded::sibling`])
 //! and drains after it: on SIGTERM the RPC listener stops taking calls and
-//! waits for the runs in flight, which may still call their brokers; only
-//! then does the guard listener stop taking connections and finish those it
-//! has.
+//! waits for the runs in flight, which may still call their brokers; the
+//! provider shuts down; only then does the guard listener stop taking
+//! connections and finish those it has.
 
 use std::sync::Arc;
 

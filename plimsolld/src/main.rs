@@ -213,8 +213,8 @@ async fn serve(settings: Settings) -> Result<(), String> {
     });
     let listener = listener::Guarded::new(listener);
     tracing::info!(addr = %addr, max_connections = listener.cap(), "listening");
-    // The guard listener drains after the RPC one: runs in flight may still
-    // call their brokers.
+    // The guard listener drains after the RPC one and the provider: runs in
+    // flight may still call their brokers.
     let drained = tokio_util::sync::CancellationToken::new();
     let guard_served = match guard {
         None => None,
@@ -235,6 +235,8 @@ async fn serve(settings: Settings) -> Result<(), String> {
     let served = axum::serve(listener, server::router(app))
         .with_graceful_shutdown(shutdown_signal())
         .await;
+    // The runs are drained, then the provider; only then the guard closes.
+    engine.shutdown().await;
     drained.cancel();
     if let Some(g) = guard_served {
         match g.await {
@@ -244,7 +246,6 @@ async fn serve(settings: Settings) -> Result<(), String> {
         }
     }
     served.map_err(|e| format!("the listener failed: {e}"))?;
-    engine.shutdown().await;
     tracing::info!("drained; sessions ended; exiting");
     Ok(())
 }
