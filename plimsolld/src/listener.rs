@@ -248,6 +248,32 @@ mod tests {
         assert_eq!(cap_for(10), 1);
     }
 
+    #[tokio::test]
+    async fn a_sibling_shares_the_cap() {
+        use axum::serve::Listener;
+        let mut rpc = Guarded::new(TcpListener::bind("127.0.0.1:0").await.unwrap());
+        rpc.cap = 1;
+        let mut guard = rpc.sibling(TcpListener::bind("127.0.0.1:0").await.unwrap());
+        let _first = TcpStream::connect(rpc.local_addr().unwrap()).await.unwrap();
+        let (held, _) = rpc.accept().await;
+        assert_eq!(guard.open.load(Ordering::SeqCst), 1);
+        // The guard listener is at the shared cap: its connection is refused.
+        let mut second = TcpStream::connect(guard.local_addr().unwrap())
+            .await
+            .unwrap();
+        let accepting = tokio::spawn(async move { guard.accept().await.1 });
+        second.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
+        let mut answer = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(5), second.read_to_end(&mut answer)).await;
+        assert!(
+            answer.starts_with(b"HTTP/1.1 503 "),
+            "{:?}",
+            String::from_utf8_lossy(&answer)
+        );
+        drop(held);
+        accepting.abort();
+    }
+
     #[test]
     fn reads_this_process_limit() {
         assert!(nofile_limit().is_some_and(|n| n > 0));
