@@ -129,10 +129,10 @@ impl Egress {
             name: network.clone(),
             driver: Some("bridge".into()),
             internal: Some(true),
-            labels: Some(HashMap::from([(
-                NETWORK_LABEL.to_owned(),
-                run_id.to_owned(),
-            )])),
+            labels: Some(HashMap::from([
+                (NETWORK_LABEL.to_owned(), run_id.to_owned()),
+                (PID_LABEL.to_owned(), std::process::id().to_string()),
+            ])),
             ..Default::default()
         };
         docker
@@ -387,8 +387,9 @@ async fn gateway_of(docker: &Docker, network: &str) -> Result<IpAddr, String> {
         .ok_or_else(|| format!("network {network} has no IPv4 gateway"))
 }
 
-/// Removes egress networks whose stand-in process is gone (a test that
-/// panicked before stopping its stand-in leaves one).
+/// Removes egress networks whose stand-in process is gone, with that
+/// stand-in's VMs (a test that panicked before stopping its stand-in leaves
+/// both).
 async fn remove_leftovers(docker: &Docker) {
     let opts = bollard::query_parameters::ListNetworksOptionsBuilder::new()
         .filters(&HashMap::from([("label", vec![PID_LABEL])]))
@@ -397,10 +398,26 @@ async fn remove_leftovers(docker: &Docker) {
         return;
     };
     for n in networks {
-        let pid = n.labels.as_ref().and_then(|l| l.get(PID_LABEL));
-        let gone = pid.is_some_and(|p| !std::path::Path::new(&format!("/proc/{p}")).exists());
-        if let (true, Some(name)) = (gone, n.name) {
-            let _ = docker.remove_network(&name).await;
+        let label = |k: &str| n.labels.as_ref().and_then(|l| l.get(k)).cloned();
+        let gone =
+            label(PID_LABEL).is_some_and(|p| !std::path::Path::new(&format!("/proc/{p}")).exists());
+        let (true, Some(name), Some(run)) = (gone, n.name.clone(), label(NETWORK_LABEL)) else {
+            continue;
+        };
+        // Its VMs first (a network with endpoints cannot go).
+        let filter = format!("{}={run}", super::vm::LABEL);
+        let opts = bollard::query_parameters::ListContainersOptionsBuilder::new()
+            .all(true)
+            .filters(&HashMap::from([("label", vec![filter.as_str()])]))
+            .build();
+        for c in docker.list_containers(Some(opts)).await.unwrap_or_default() {
+            if let Some(id) = c.id {
+                let rm = bollard::query_parameters::RemoveContainerOptionsBuilder::new()
+                    .force(true)
+                    .build();
+                let _ = docker.remove_container(&id, Some(rm)).await;
+            }
         }
+        let _ = docker.remove_network(&name).await;
     }
 }
