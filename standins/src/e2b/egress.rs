@@ -28,13 +28,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use bollard::Docker;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
-use hyper::body::{Bytes, Incoming};
+use hyper::body::Incoming;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio::net::TcpListener;
 
 use super::lock;
+
+mod forward;
 
 /// Headers a VM's requests to one host get, by host.
 pub type Rules = BTreeMap<String, Vec<(String, String)>>;
@@ -49,7 +49,7 @@ pub const BUNDLE_IN_VM: &str = "/etc/ssl/certs/ca-certificates.crt";
 /// The host's own OS bundle, copied into the VMs' bundle beside the CA.
 const HOST_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
 
-type Upstream = hyper_util::client::legacy::Client<
+pub(crate) type Upstream = hyper_util::client::legacy::Client<
     hyper_util::client::legacy::connect::HttpConnector,
     Incoming,
 >;
@@ -295,81 +295,12 @@ impl Egress {
         let headers = rules.get(&host).cloned().unwrap_or_default();
         let client = self.client.clone();
         let svc = hyper::service::service_fn(move |req| {
-            forward(client.clone(), req, host.clone(), upstream, headers.clone())
+            forward::forward(client.clone(), req, host.clone(), upstream, headers.clone())
         });
         hyper::server::conn::http1::Builder::new()
             .serve_connection(hyper_util::rt::TokioIo::new(tls), svc)
             .await
             .map_err(|e| fail("http", e))
-    }
-}
-
-type Body = BoxBody<Bytes, hyper::Error>;
-
-fn answer(status: u16, text: &str) -> hyper::Response<Body> {
-    let mut r = hyper::Response::new(
-        Full::new(Bytes::from(text.to_owned()))
-            .map_err(|never| match never {})
-            .boxed(),
-    );
-    *r.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or_default();
-    r
-}
-
-/// Headers not forwarded (hop by hop).
-const HOP: &[&str] = &[
-    "connection",
-    "keep-alive",
-    "proxy-authorization",
-    "proxy-connection",
-    "te",
-    "trailer",
-    "upgrade",
-];
-
-async fn forward(
-    client: Upstream,
-    req: hyper::Request<Incoming>,
-    host: String,
-    upstream: SocketAddr,
-    headers: Vec<(String, String)>,
-) -> Result<hyper::Response<Body>, std::convert::Infallible> {
-    let named = req
-        .headers()
-        .get(hyper::header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .map(|h| h.strip_suffix(":443").unwrap_or(h).to_ascii_lowercase());
-    if named.as_deref() != Some(host.as_str()) {
-        return Ok(answer(421, "the Host header is not the TLS server name"));
-    }
-    let (mut parts, body) = req.into_parts();
-    let pq = parts
-        .uri
-        .path_and_query()
-        .map_or("/", |p| p.as_str())
-        .to_owned();
-    let Ok(uri) = format!("http://{upstream}{pq}").parse() else {
-        return Ok(answer(400, "bad target"));
-    };
-    parts.uri = uri;
-    parts.version = hyper::Version::HTTP_11;
-    for h in HOP {
-        parts.headers.remove(*h);
-    }
-    for (k, v) in &headers {
-        if let (Ok(k), Ok(v)) = (
-            hyper::header::HeaderName::from_bytes(k.as_bytes()),
-            hyper::header::HeaderValue::from_str(v),
-        ) {
-            parts.headers.insert(k, v);
-        }
-    }
-    match client
-        .request(hyper::Request::from_parts(parts, body))
-        .await
-    {
-        Ok(r) => Ok(r.map(|b| b.boxed())),
-        Err(e) => Ok(answer(502, &format!("upstream {host}: {e}"))),
     }
 }
 

@@ -19,7 +19,6 @@ use serde_json::{Value, json};
 use url::Url;
 
 use crate::error::{Error, Result};
-use crate::grant::guard::CREDENTIAL_PREFIX;
 use crate::provider::hosted::http::{Answer, Http, excerpt};
 use crate::secret::Secret;
 
@@ -161,7 +160,10 @@ impl Api {
         Error::infrastructure(format!(
             "{what}: E2B answered {}: {}",
             a.status.as_u16(),
-            excerpt(&without_guard_credentials(&a.body), &[self.key.expose()])
+            excerpt(
+                &super::guard_url::without_guard_credentials(&a.body),
+                &[self.key.expose()]
+            )
         ))
     }
 
@@ -323,28 +325,6 @@ impl Api {
     }
 }
 
-/// `body` with every `crg_<64 hex>` replaced by `crg_[redacted]`.
-fn without_guard_credentials(body: &[u8]) -> Vec<u8> {
-    let prefix = CREDENTIAL_PREFIX.as_bytes();
-    let mut out = Vec::with_capacity(body.len());
-    let mut i = 0;
-    while i < body.len() {
-        let rest = &body[i..];
-        let hex = rest.get(prefix.len()..prefix.len() + 64);
-        if rest.starts_with(prefix)
-            && hex.is_some_and(|h| h.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')))
-        {
-            out.extend_from_slice(prefix);
-            out.extend_from_slice(b"[redacted]");
-            i += prefix.len() + 64;
-        } else {
-            out.push(body[i]);
-            i += 1;
-        }
-    }
-    out
-}
-
 fn strings(v: Option<&Value>) -> BTreeMap<String, String> {
     v.and_then(Value::as_object)
         .map(|m| {
@@ -387,16 +367,5 @@ mod tests {
         let plain = create_body("base", Duration::from_secs(90), &metadata, None);
         assert_eq!(plain["network"], json!({"denyOut": ["0.0.0.0/0"]}));
         assert!(!plain.to_string().contains("crg_"));
-    }
-
-    #[test]
-    fn a_refusal_never_carries_a_guard_credential() {
-        let c = format!("crg_{}", "0f".repeat(32));
-        let body = format!(r#"{{"message":"bad rule Bearer {c}","x":"crg_short"}}"#);
-        let out = String::from_utf8(without_guard_credentials(body.as_bytes())).unwrap();
-        assert_eq!(
-            out,
-            r#"{"message":"bad rule Bearer crg_[redacted]","x":"crg_short"}"#
-        );
     }
 }

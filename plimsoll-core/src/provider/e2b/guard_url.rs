@@ -11,11 +11,14 @@
 //! segment, no empty segment (`//`), no trailing slash except the root, and
 //! segments of `[A-Za-z0-9._~-]` only. A URL with no path serves the guard
 //! at [`DEFAULT_PATH`].
+//!
+//! Also here: [`without_guard_credentials`], which scrubs guard credentials
+//! from a control-plane answer before any of it reaches an error.
 
 use url::{Host, Url};
 
 use crate::env::ConfigError;
-use crate::grant::guard::DEFAULT_PATH;
+use crate::grant::guard::{CREDENTIAL_PREFIX, DEFAULT_PATH};
 
 const VAR: &str = "E2B_GUARD_URL";
 
@@ -100,6 +103,28 @@ impl GuardUrl {
     }
 }
 
+/// `body` with every `crg_<64 hex>` replaced by `crg_[redacted]`.
+pub(crate) fn without_guard_credentials(body: &[u8]) -> Vec<u8> {
+    let prefix = CREDENTIAL_PREFIX.as_bytes();
+    let mut out = Vec::with_capacity(body.len());
+    let mut i = 0;
+    while i < body.len() {
+        let rest = &body[i..];
+        let hex = rest.get(prefix.len()..prefix.len() + 64);
+        if rest.starts_with(prefix)
+            && hex.is_some_and(|h| h.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')))
+        {
+            out.extend_from_slice(prefix);
+            out.extend_from_slice(b"[redacted]");
+            i += prefix.len() + 64;
+        } else {
+            out.push(body[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,5 +179,16 @@ mod tests {
             assert_eq!(e.variable, VAR, "{bad}");
             assert!(e.to_string().contains(why), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn a_refusal_never_carries_a_guard_credential() {
+        let c = format!("crg_{}", "0f".repeat(32));
+        let body = format!(r#"{{"message":"bad rule Bearer {c}","x":"crg_short"}}"#);
+        let out = String::from_utf8(without_guard_credentials(body.as_bytes())).unwrap();
+        assert_eq!(
+            out,
+            r#"{"message":"bad rule Bearer crg_[redacted]","x":"crg_short"}"#
+        );
     }
 }
