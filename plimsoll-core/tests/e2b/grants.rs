@@ -10,6 +10,8 @@
 //! - the guard credential never enters the VM: the guest searches its
 //!   environment, every `/proc/*/environ` and `cmdline` it can read and
 //!   its files, and prints `BREACH` on a find;
+//! - without `E2B_GUARD_URL` there is no guard, and a grants file is a
+//!   startup error;
 //! - the pass ends before the kill: when the control plane gets the
 //!   DELETE, the guard admits no run, and the ended run's credential
 //!   (read from the create on its way to E2B) gets a 401; two concurrent
@@ -365,4 +367,27 @@ async fn the_pass_ends_before_the_kill_and_an_ended_runs_credential_is_refused()
     assert_eq!(r.engine.guard().unwrap().runs(), 0);
     none_left(&r.standin, "the concurrent runs").await;
     r.standin.stop().await;
+}
+
+#[tokio::test]
+async fn without_a_guard_url_e2b_has_no_grants_and_a_grants_file_is_refused() {
+    let e2b = plimsoll_core::provider::e2b::E2bSettings {
+        api_key: Some(Arc::new(plimsoll_core::secret::Secret::new(
+            "e2b_00".into(),
+        ))),
+        api_url: url::Url::parse("http://127.0.0.1:9").unwrap(),
+        ..Default::default()
+    };
+    let config = Config {
+        provider: Chosen::new(e2b),
+        instance: instance(),
+        grants: Arc::new(grants("http://127.0.0.1:9")),
+        ..Config::default()
+    };
+    // Refused before the provider talks to anything.
+    let Err(e) = Engine::start(&config).await else {
+        panic!("a grants file without E2B_GUARD_URL must fail startup")
+    };
+    assert!(e.to_string().contains("PLIMSOLL_GRANTS_FILE"), "{e}");
+    assert!(config.build_provider().unwrap().guard().is_none());
 }

@@ -264,7 +264,19 @@ impl ProviderSettings for E2bSettings {
                 "e2b",
                 "settings",
                 Level::Ok,
-                format!("control plane {}, template {}", self.api_url, self.template),
+                match &self.guard {
+                    None => format!(
+                        "control plane {}, template {}, no grants (E2B_GUARD_URL unset)",
+                        self.api_url, self.template
+                    ),
+                    Some(g) => format!(
+                        "control plane {}, template {}, grants through the egress guard at {} \
+                         (served on PLIMSOLL_GUARD_ADDR)",
+                        self.api_url,
+                        self.template,
+                        g.base()
+                    ),
+                },
             )];
             out.push(match provider.prove().await {
                 Ok(tier) => Check::new(
