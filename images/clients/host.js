@@ -1,8 +1,13 @@
 // plimsoll's host API client for Node, baked into the sandbox images at
-// /usr/local/lib/plimsoll/host.js. In a run that carries a grant, the daemon
-// mounts a Unix socket at $HOST_API_SOCKET; every call goes through it to the
-// run's broker, which holds the credential and allows only the grant's routes.
-// The guest never sees the credential.
+// /usr/local/lib/plimsoll/host.js. In a run that carries a grant, every call
+// goes to the run's broker, which holds the credential and allows only the
+// grant's routes. The guest never sees the credential. Two ways there:
+//
+//   - docker: the daemon mounts a Unix socket at $HOST_API_SOCKET;
+//   - a VM that runs elsewhere (e2b): $HOST_API_URL, https://<guard host><guard
+//     path>, the only host the VM may reach; the vendor's egress proxy adds
+//     the run's guard credential outside the VM. Trust comes from the OS
+//     bundle (NODE_EXTRA_CA_CERTS), which holds the egress proxy's CA.
 //
 //   const host = require('/usr/local/lib/plimsoll/host.js');
 //   const a = await host.get('/v1/items/1');   // {status, body, contentType, ok, json()}
@@ -11,12 +16,20 @@
 // a global. Without a grant there is no socket and every call rejects.
 'use strict';
 const http = require('http');
+const https = require('https');
+
+// Where calls go: {socketPath} or {url}, or null (no grant).
+function target() {
+  if (process.env.HOST_API_SOCKET) return { socketPath: process.env.HOST_API_SOCKET };
+  if (process.env.HOST_API_URL) return { url: new URL(process.env.HOST_API_URL) };
+  return null;
+}
 
 function call(method, path, body) {
   return new Promise((resolve, reject) => {
-    const socketPath = process.env.HOST_API_SOCKET;
-    if (!socketPath) {
-      reject(new Error('host: this run carries no grant (HOST_API_SOCKET is unset)'));
+    const to = target();
+    if (!to) {
+      reject(new Error('host: this run carries no grant (neither HOST_API_SOCKET nor HOST_API_URL is set)'));
       return;
     }
     if (typeof method !== 'string' || typeof path !== 'string') {
@@ -34,7 +47,21 @@ function call(method, path, body) {
       }
       headers['content-length'] = String(payload.length);
     }
-    const req = http.request({ socketPath, method: method.toUpperCase(), path, headers }, (res) => {
+    if (!path.startsWith('/')) {
+      reject(new TypeError('host.call: the path must start with /'));
+      return;
+    }
+    const options = to.socketPath
+      ? { socketPath: to.socketPath, method: method.toUpperCase(), path, headers }
+      : {
+          hostname: to.url.hostname,
+          port: to.url.port || 443,
+          servername: to.url.hostname,
+          method: method.toUpperCase(),
+          path: to.url.pathname.replace(/\/$/, '') + path,
+          headers,
+        };
+    const req = (to.socketPath ? http : https).request(options, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('error', reject);
@@ -66,6 +93,6 @@ const host = Object.freeze({
 
 module.exports = host;
 // Preloaded into a granted snippet: `host` is a global.
-if (process.env.HOST_API_SOCKET) {
+if (process.env.HOST_API_SOCKET || process.env.HOST_API_URL) {
   Object.defineProperty(globalThis, 'host', { value: host, writable: false, configurable: false, enumerable: false });
 }

@@ -1,9 +1,12 @@
 """plimsoll's host API client for Python, baked into the project image.
 
-In a run that carries a grant, the daemon mounts a Unix socket at
-$HOST_API_SOCKET; every call goes through it to the run's broker, which holds
-the credential and allows only the grant's routes. The guest never sees the
-credential.
+In a run that carries a grant, every call goes to the run's broker, which
+holds the credential and allows only the grant's routes. The guest never sees
+the credential. Two ways there: on docker, a Unix socket the daemon mounts at
+$HOST_API_SOCKET; in a VM that runs elsewhere (e2b), $HOST_API_URL,
+https://<guard host><guard path>, the only host the VM may reach (the
+vendor's egress proxy adds the run's guard credential outside the VM; the
+OS trust bundle holds that proxy's CA).
 
     import plimsoll_host
     a = plimsoll_host.get('/v1/items/1')   # Answer(status, body, content_type); a.json()
@@ -13,6 +16,11 @@ import http.client
 import json
 import os
 import socket
+import ssl
+import urllib.parse
+
+# The OS trust bundle (E2B puts its egress proxy's CA there).
+_OS_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 
 __all__ = ["Answer", "call", "get", "post", "put", "patch", "delete", "del_"]
 
@@ -52,8 +60,13 @@ def call(method, path, body=None, timeout=120):
     """Makes one brokered call. A str or bytes body is sent as is; anything
     else is sent as JSON."""
     sock = os.environ.get("HOST_API_SOCKET")
-    if not sock:
-        raise RuntimeError("plimsoll_host: this run carries no grant (HOST_API_SOCKET is unset)")
+    base = os.environ.get("HOST_API_URL")
+    if not sock and not base:
+        raise RuntimeError(
+            "plimsoll_host: this run carries no grant (neither HOST_API_SOCKET nor HOST_API_URL is set)"
+        )
+    if not path.startswith("/"):
+        raise ValueError("plimsoll_host: the path must start with /")
     headers = {}
     payload = None
     if body is not None:
@@ -64,7 +77,16 @@ def call(method, path, body=None, timeout=120):
         else:
             payload = json.dumps(body).encode()
             headers["content-type"] = "application/json"
-    conn = _UnixConnection(sock, timeout)
+    if sock:
+        conn = _UnixConnection(sock, timeout)
+    else:
+        u = urllib.parse.urlsplit(base)
+        cafile = os.environ.get("NODE_EXTRA_CA_CERTS") or (
+            _OS_BUNDLE if os.path.exists(_OS_BUNDLE) else None
+        )
+        ctx = ssl.create_default_context(cafile=cafile)
+        conn = http.client.HTTPSConnection(u.hostname, u.port or 443, timeout=timeout, context=ctx)
+        path = u.path.rstrip("/") + path
     try:
         conn.request(method.upper(), path, body=payload, headers=headers)
         r = conn.getresponse()

@@ -132,6 +132,11 @@ impl Config {
             resources: self.resources,
             instance: self.instance.clone(),
             sessions: self.sessions,
+            guard: self
+                .provider
+                .settings()
+                .guard_path()
+                .map(|p| crate::grant::guard::Guard::new(&p)),
         }
     }
 

@@ -143,6 +143,12 @@ impl Engine {
         self.pipeline.proven()
     }
 
+    /// The egress guard the provider admits granted runs to, when it uses
+    /// one: plimsolld serves it (and only it) on `PLIMSOLL_GUARD_ADDR`.
+    pub fn guard(&self) -> Option<Arc<crate::grant::guard::Guard>> {
+        self.provider().guard()
+    }
+
     /// The provider's id.
     pub fn provider_name(&self) -> &'static str {
         self.provider().name()

@@ -11,10 +11,14 @@
 //!   and leaves another instance's alone;
 //! - project files envd refuses to place are a setup failure, and no step runs.
 //!
+//! - grants through the egress guard, end to end ([`grants`]).
+//!
 //! Docker unreachable fails these tests: they never skip.
 #![cfg(all(feature = "e2b", feature = "docker"))]
 #![expect(clippy::unwrap_used, reason = "integration tests fail loudly")]
 
+#[path = "e2b/grants.rs"]
+mod grants;
 mod support;
 
 use std::sync::Arc;

@@ -76,6 +76,18 @@ impl Guarded {
         }
     }
 
+    /// Another listener under the same cap: its connections and this one's
+    /// count together (the guard listener beside the RPC one).
+    pub fn sibling(&self, inner: TcpListener) -> Guarded {
+        Guarded {
+            inner,
+            open: self.open.clone(),
+            refusing: self.refusing.clone(),
+            cap: self.cap,
+            warned: None,
+        }
+    }
+
     /// The most connections kept open at once.
     pub fn cap(&self) -> usize {
         self.cap
@@ -234,6 +246,32 @@ mod tests {
         assert_eq!(cap_for(1024), 768);
         assert_eq!(cap_for(1 << 20), (1 << 20) - 256);
         assert_eq!(cap_for(10), 1);
+    }
+
+    #[tokio::test]
+    async fn a_sibling_shares_the_cap() {
+        use axum::serve::Listener;
+        let mut rpc = Guarded::new(TcpListener::bind("127.0.0.1:0").await.unwrap());
+        rpc.cap = 1;
+        let mut guard = rpc.sibling(TcpListener::bind("127.0.0.1:0").await.unwrap());
+        let _first = TcpStream::connect(rpc.local_addr().unwrap()).await.unwrap();
+        let (held, _) = rpc.accept().await;
+        assert_eq!(guard.open.load(Ordering::SeqCst), 1);
+        // The guard listener is at the shared cap: its connection is refused.
+        let mut second = TcpStream::connect(guard.local_addr().unwrap())
+            .await
+            .unwrap();
+        let accepting = tokio::spawn(async move { guard.accept().await.1 });
+        second.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
+        let mut answer = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(5), second.read_to_end(&mut answer)).await;
+        assert!(
+            answer.starts_with(b"HTTP/1.1 503 "),
+            "{:?}",
+            String::from_utf8_lossy(&answer)
+        );
+        drop(held);
+        accepting.abort();
     }
 
     #[test]

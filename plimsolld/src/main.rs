@@ -4,9 +4,12 @@
 //! Startup: parse → build and prove the provider → refuse below
 //! `SANDBOX_MIN_ISOLATION` → refuse a real provider without auth → bind →
 //! log Describe and readiness → serve until SIGTERM/SIGINT, letting in-flight
-//! runs finish.
+//! runs finish. With an egress guard (e2b with `E2B_GUARD_URL`), a second
+//! listener on `PLIMSOLL_GUARD_ADDR` serves only the guard, under the same
+//! connection cap, and drains after the RPC listener.
 
 mod auth;
+mod guard;
 mod listener;
 mod metrics;
 mod rpc;
@@ -149,6 +152,27 @@ async fn serve(settings: Settings) -> Result<(), String> {
     let addr = listener
         .local_addr()
         .map_err(|e| format!("PLIMSOLL_ADDR: {e}"))?;
+    let guard = match (settings.guard_addr, engine.guard()) {
+        (None, None) => None,
+        (Some(gaddr), Some(g)) => {
+            let l = tokio::net::TcpListener::bind(gaddr)
+                .await
+                .map_err(|e| format!("PLIMSOLL_GUARD_ADDR: cannot listen on {gaddr}: {e}"))?;
+            Some((l, g))
+        }
+        (Some(_), None) => {
+            return Err(format!(
+                "PLIMSOLL_GUARD_ADDR: the {} provider has no egress guard; unset it",
+                engine.provider_name()
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(format!(
+                "PLIMSOLL_GUARD_ADDR: required, the {} provider's granted runs reach their broker through the egress guard",
+                engine.provider_name()
+            ));
+        }
+    };
     let describe = String::from_utf8(plimsoll_core::wire::json::encode(&engine.describe()))
         .unwrap_or_default();
     let ready = engine.ready().await;
@@ -189,15 +213,39 @@ async fn serve(settings: Settings) -> Result<(), String> {
     });
     let listener = listener::Guarded::new(listener);
     tracing::info!(addr = %addr, max_connections = listener.cap(), "listening");
+    // The guard listener drains after the RPC one and the provider: runs in
+    // flight may still call their brokers.
+    let drained = tokio_util::sync::CancellationToken::new();
+    let guard_served = match guard {
+        None => None,
+        Some((l, g)) => {
+            let gaddr = l
+                .local_addr()
+                .map_err(|e| format!("PLIMSOLL_GUARD_ADDR: {e}"))?;
+            tracing::info!(addr = %gaddr, path = g.path(), "egress guard listening");
+            let served = axum::serve(listener.sibling(l), guard::router(g))
+                .with_graceful_shutdown(drained.clone().cancelled_owned());
+            Some(tokio::spawn(served.into_future()))
+        }
+    };
     let app = Arc::new(App {
         engine: engine.clone(),
         verifier: settings.verifier,
     });
-    axum::serve(listener, server::router(app))
+    let served = axum::serve(listener, server::router(app))
         .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(|e| format!("the listener failed: {e}"))?;
+        .await;
+    // The runs are drained, then the provider; only then the guard closes.
     engine.shutdown().await;
+    drained.cancel();
+    if let Some(g) = guard_served {
+        match g.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::error!(error = %e, "the guard listener failed"),
+            Err(e) => tracing::error!(error = %e, "the guard listener panicked"),
+        }
+    }
+    served.map_err(|e| format!("the listener failed: {e}"))?;
     tracing::info!("drained; sessions ended; exiting");
     Ok(())
 }

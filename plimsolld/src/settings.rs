@@ -19,6 +19,11 @@ pub const DAEMON_VARIABLES: &[Var] = &[
         help: "Prometheus /metrics listener (no auth; keep it on loopback), or `off`",
     },
     Var {
+        name: "PLIMSOLL_GUARD_ADDR",
+        default: "unset",
+        help: "the egress guard listener (host:port): serves only the guard path to granted VMs that run elsewhere (e2b with E2B_GUARD_URL, which requires it; refused otherwise); put the operator's public TLS endpoint for E2B_GUARD_URL in front of it",
+    },
+    Var {
         name: "PLIMSOLL_LOG_FORMAT",
         default: "json",
         help: "json | text",
@@ -54,6 +59,8 @@ pub struct Settings {
     pub addr: SocketAddr,
     /// Where to serve `/metrics`, or `None` for off.
     pub metrics_addr: Option<SocketAddr>,
+    /// Where to serve the egress guard, when the provider uses one.
+    pub guard_addr: Option<SocketAddr>,
     /// `json` or text logs.
     pub json_logs: bool,
     /// The log filter.
@@ -89,6 +96,7 @@ impl Settings {
                 })?)
             }
         };
+        let guard_addr = guard_addr(env, &core, addr, metrics_addr)?;
         let json_logs = match env.get("PLIMSOLL_LOG_FORMAT").as_deref() {
             None | Some("json") => true,
             Some("text") => false,
@@ -106,12 +114,73 @@ impl Settings {
             core,
             addr,
             metrics_addr,
+            guard_addr,
             json_logs,
             log_filter,
             verifier,
             insecure,
         })
     }
+}
+
+/// `PLIMSOLL_GUARD_ADDR`: required when the provider's settings name a guard
+/// path, refused otherwise, and never an address another listener has.
+fn guard_addr(
+    env: &Env<'_>,
+    core: &Config,
+    addr: SocketAddr,
+    metrics_addr: Option<SocketAddr>,
+) -> Result<Option<SocketAddr>, ConfigError> {
+    const VAR: &str = "PLIMSOLL_GUARD_ADDR";
+    let provider = core.provider.settings().plugin().name;
+    let wanted = core.provider.settings().guard_path().is_some();
+    let text = match (env.get(VAR), wanted) {
+        (None, false) => return Ok(None),
+        (None, true) => {
+            return Err(ConfigError::new(
+                VAR,
+                format!(
+                    "required: the {provider} provider's granted runs reach their broker \
+                     through the egress guard, which plimsolld serves on this address"
+                ),
+            ));
+        }
+        (Some(_), false) => {
+            return Err(ConfigError::new(
+                VAR,
+                format!(
+                    "the {provider} provider as configured uses no egress guard (e2b with \
+                     E2B_GUARD_URL does); unset it"
+                ),
+            ));
+        }
+        (Some(t), true) => t,
+    };
+    let guard = text.parse::<SocketAddr>().map_err(|_| {
+        ConfigError::new(
+            VAR,
+            format!("{text:?} is not host:port with a numeric host"),
+        )
+    })?;
+    let clash = |other: SocketAddr| {
+        other.port() != 0 && other.port() == guard.port() && {
+            let (a, b) = (other.ip(), guard.ip());
+            a == b || a.is_unspecified() || b.is_unspecified()
+        }
+    };
+    if clash(addr) {
+        return Err(ConfigError::new(
+            VAR,
+            "must not be PLIMSOLL_ADDR's address: the guard listener serves only the guard",
+        ));
+    }
+    if metrics_addr.is_some_and(clash) {
+        return Err(ConfigError::new(
+            VAR,
+            "must not be PLIMSOLL_METRICS_ADDR's address",
+        ));
+    }
+    Ok(Some(guard))
 }
 
 /// The `-h` text: usage and every variable read, with defaults.
@@ -182,6 +251,68 @@ mod tests {
             }
         }
         assert!(seen > 10, "the scan found too few variables: {seen}");
+    }
+
+    #[test]
+    fn the_guard_address_is_required_with_a_guard_url_and_refused_otherwise() {
+        let load = |pairs: &[(&str, &str)]| {
+            let pairs: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let get = move |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+            Settings::from_env(&Env::new(&get))
+        };
+        let e2b = [
+            ("SANDBOX_PROVIDER", "e2b"),
+            ("E2B_API_KEY", "e2b_00"),
+            ("E2B_GUARD_URL", "https://guard.example.com"),
+        ];
+        let with = |extra: &[(&'static str, &'static str)]| {
+            let mut v = e2b.to_vec();
+            v.extend_from_slice(extra);
+            load(&v)
+        };
+        let var = |r: Result<Settings, ConfigError>| r.unwrap_err().variable;
+        assert_eq!(var(with(&[])), "PLIMSOLL_GUARD_ADDR");
+        assert_eq!(
+            var(with(&[("PLIMSOLL_GUARD_ADDR", "guard:1")])),
+            "PLIMSOLL_GUARD_ADDR"
+        );
+        for clash in [
+            [
+                ("PLIMSOLL_ADDR", "127.0.0.1:9000"),
+                ("PLIMSOLL_GUARD_ADDR", "127.0.0.1:9000"),
+            ],
+            [
+                ("PLIMSOLL_ADDR", "0.0.0.0:9000"),
+                ("PLIMSOLL_GUARD_ADDR", "127.0.0.1:9000"),
+            ],
+            [
+                ("PLIMSOLL_METRICS_ADDR", "127.0.0.1:9001"),
+                ("PLIMSOLL_GUARD_ADDR", "127.0.0.1:9001"),
+            ],
+        ] {
+            assert_eq!(var(with(&clash)), "PLIMSOLL_GUARD_ADDR", "{clash:?}");
+        }
+        let s = with(&[("PLIMSOLL_GUARD_ADDR", "127.0.0.1:9443")]).unwrap();
+        assert_eq!(s.guard_addr, Some("127.0.0.1:9443".parse().unwrap()));
+        let s = with(&[
+            ("PLIMSOLL_ADDR", "127.0.0.1:0"),
+            ("PLIMSOLL_GUARD_ADDR", "127.0.0.1:0"),
+        ]);
+        assert!(s.is_ok(), "two free ports are two addresses");
+        // No guard URL: the address is refused.
+        let no_guard = [
+            ("SANDBOX_PROVIDER", "e2b"),
+            ("E2B_API_KEY", "e2b_00"),
+            ("PLIMSOLL_GUARD_ADDR", "127.0.0.1:9443"),
+        ];
+        assert_eq!(var(load(&no_guard)), "PLIMSOLL_GUARD_ADDR");
+        assert_eq!(
+            var(load(&[("PLIMSOLL_GUARD_ADDR", "127.0.0.1:9443")])),
+            "PLIMSOLL_GUARD_ADDR"
+        );
     }
 
     #[test]

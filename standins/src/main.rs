@@ -5,7 +5,8 @@
 //! ```text
 //! E2B_API_KEY=e2b_… plimsoll-standin e2b [--api ADDR] [--envd ADDR]
 //!     [--template NAME=IMAGE[,cpu=N][,memory=MB][,disk=MB]]… [--runtime RUNTIME]
-//!     [--domain DOMAIN] [--fault omit-envd-token|allow-egress]…
+//!     [--domain DOMAIN] [--upstream HOST=IP:PORT]…
+//!     [--fault omit-envd-token|allow-egress]…
 //! DOCKER_SBX_USERNAME=… DOCKER_SBX_TOKEN=… plimsoll-standin dockercloud
 //!     [--auth ADDR] [--api ADDR] [--endpoint ADDR] [--image REF=LOCALIMAGE]…
 //!     [--resources CPUS/MIB]… [--token-ttl SECONDS] [--runtime RUNTIME]
@@ -32,7 +33,7 @@ plimsoll-standin dockercloud [--auth ADDR] [--api ADDR] [--endpoint ADDR] [--ima
 
 const USAGE: &str = "usage: E2B_API_KEY=e2b_<hex> plimsoll-standin e2b [--api ADDR] [--envd ADDR] \
 [--template NAME=IMAGE[,cpu=N][,memory=MB][,disk=MB]]... [--runtime RUNTIME] [--domain DOMAIN] \
-[--fault omit-envd-token|allow-egress]...";
+[--upstream HOST=IP:PORT]... [--fault omit-envd-token|allow-egress]...";
 
 fn template(spec: &str) -> Result<(String, Template), String> {
     let (name, rest) = spec
@@ -78,6 +79,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut templates = HashMap::new();
     let (mut runtime, mut domain, mut faults) =
         (None, "e2b.standin.invalid".to_owned(), Faults::default());
+    let mut upstreams = HashMap::new();
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
@@ -89,6 +91,21 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             }
             "--runtime" => runtime = Some(value()?),
             "--domain" => domain = value()?,
+            "--upstream" => {
+                let v = value()?;
+                let (host, addr) = v
+                    .split_once('=')
+                    .ok_or_else(|| format!("--upstream {v:?}: expected HOST=IP:PORT"))?;
+                let addr: std::net::SocketAddr = addr
+                    .parse()
+                    .map_err(|_| format!("--upstream {v:?}: {addr:?} is not IP:PORT"))?;
+                if !addr.ip().is_loopback() {
+                    return Err(format!(
+                        "--upstream {v:?}: the upstream is spoken to in plain HTTP, so only a loopback address"
+                    ));
+                }
+                upstreams.insert(host.to_ascii_lowercase(), addr);
+            }
             "--fault" => match value()?.as_str() {
                 "omit-envd-token" => faults.omit_envd_token = true,
                 "allow-egress" => faults.allow_egress = true,
@@ -110,6 +127,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             runtime,
             domain,
             faults,
+            upstreams,
         },
         api,
         envd,

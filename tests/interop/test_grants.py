@@ -1,17 +1,28 @@
 """Grants through a real plimsolld (wasm provider) and the published client:
 a granted snippet calls a stdlib HTTP API on loopback through the `host`
 global; the API receives a JWT, verified here with PyJWT (a library
-independent of the daemon's); the snippet never sees it."""
+independent of the daemon's); the snippet never sees it. And on e2b, against
+the E2B stand-in binary: the granted VM reaches its broker through the
+stand-in's egress proxy and plimsolld's guard listener."""
 
 import http.server
 import json
+import os
+import secrets
+import socket
+import subprocess
 import threading
+import urllib.error
+import urllib.request
 
 import jwt
 import plimsoll_client
 import pytest
 
-from conftest import TOKEN_ALICE
+from conftest import ROOT, TOKEN_ALICE
+
+STANDIN = ROOT / "target" / "debug" / "plimsoll-standin"
+GUARD_HOST = "guard.plimsoll.test"
 
 JWT_SECRET = "interop-jwt-secret-" + "k" * 32
 
@@ -91,3 +102,82 @@ console.log(JSON.stringify(process.env));
     # Without the grant there is no host global.
     r = c.run_javascript("console.log(typeof host)")
     assert r.stdout == b"undefined\n"
+
+
+def _status(url, body=None, auth=None):
+    req = urllib.request.Request(url, data=body, method="POST" if body is not None else "GET")
+    if auth:
+        req.add_header("authorization", auth)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_e2b_granted_snippet_reaches_the_api_through_the_guard(start_daemon, clients_file, api, tmp_path):
+    base, seen = api
+    api_token = "items-static-" + secrets.token_hex(16)
+    grants = tmp_path / "grants.json"
+    grants.write_text(json.dumps({"profiles": {"items": {
+        "base_url": base,
+        "allow": ["GET /v1/items/*"],
+        "allowed_callers": ["alice"],
+        "token": {"type": "static", "env": "ITEMS_TOKEN"},
+    }}}))
+    guard_port = _free_port()
+    key = "e2b_" + secrets.token_hex(20)
+    standin = subprocess.Popen(
+        [str(STANDIN), "e2b", "--api", "127.0.0.1:0", "--envd", "127.0.0.1:0",
+         "--template", "base=plimsoll/e2b:latest,cpu=1,memory=512,disk=1024",
+         "--upstream", f"{GUARD_HOST}=127.0.0.1:{guard_port}"],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "E2B_API_KEY": key},
+    )
+    try:
+        addrs = json.loads(standin.stdout.readline())
+        d = start_daemon(
+            SANDBOX_PROVIDER="e2b", E2B_API_URL=addrs["api"], E2B_SANDBOX_URL=addrs["envd"],
+            E2B_API_KEY=key, E2B_GUARD_URL=f"https://{GUARD_HOST}/v1/e2b/guard",
+            PLIMSOLL_GUARD_ADDR=f"127.0.0.1:{guard_port}",
+            PLIMSOLL_CLIENTS_FILE=clients_file, PLIMSOLL_GRANTS_FILE=str(grants), ITEMS_TOKEN=api_token,
+        )
+        c = plimsoll_client.Client(d.url, token=TOKEN_ALICE)
+        info = c.describe()
+        assert info.supports_javascript_grants and info.supports_project_grants
+        code = """
+(async () => {
+  const a = await host.get('/v1/items/7');
+  console.log(a.status, a.json().target);
+  console.log((await host.get('/v1/admin')).status);
+  console.log(Object.keys(process.env).filter((k) => /crg|TOKEN|KEY/.test(k)).length);
+})();
+"""
+        r = c.run_javascript(code, grant_profile="items", minimum_isolation="vm")
+        out, err = r.stdout.decode(), r.stderr.decode()
+        assert r.exit_code == 0, out + err
+        assert out.splitlines() == ["200 /v1/items/7", "403", "0"], out + err
+        assert [(m, p, a) for m, p, a, _ in seen] == [("GET", "/v1/items/7", "Bearer " + api_token)]
+        # Without a grant there is no host global.
+        r = c.run_javascript("console.log(typeof host)")
+        assert r.stdout == b"undefined\n"
+        # The guard listener serves the guard and nothing else.
+        guard = f"http://127.0.0.1:{guard_port}"
+        assert _status(guard + "/healthz") == 404
+        assert _status(guard + "/metrics") == 404
+        assert _status(guard + "/plimsoll.v1.SandboxService/Describe", b"{}") == 404
+        assert _status(guard + "/v1/e2b/guard/v1/items/7") == 401
+        assert _status(guard + "/v1/e2b/guard/v1/items/7", auth="Bearer crg_" + "0" * 64) == 401
+        assert len(seen) == 1
+        assert d.stop() == 0
+        log = d.log()
+        assert "egress guard listening" in log
+        assert key not in log and api_token not in log and "crg_" not in log
+    finally:
+        standin.terminate()
+        assert standin.wait(60) == 0

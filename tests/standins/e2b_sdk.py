@@ -6,7 +6,11 @@ E2B_DOMAIN), then drives it as an E2B user would: a refused key; create with
 metadata; read the sandbox back and list it by metadata; write, read and miss
 a file; run commands (output, cwd, the default user, a failing exit, a
 process killed by signal and one cut at its timeout); outbound traffic open by
-default and closed when the create turns internet access off; envd refusing a
+default and closed when the create turns internet access off; a create that
+denies everything but one host with a header rule (as plimsoll's egress guard
+asks) reaching that host over HTTPS through the stand-in's egress proxy, the
+rule's header set outside the VM (runc only: runsc is registered with
+--network=none here); envd refusing a
 call without the access token; pause (processes end, files stay) and connect
 to resume; kill, after which the sandbox is gone. Every container the
 stand-in made is gone after it stops.
@@ -14,11 +18,13 @@ stand-in made is gone after it stops.
     python3 tests/standins/e2b_sdk.py target/debug/plimsoll-standin [--runtime runsc]
 """
 
+import http.server
 import json
 import os
 import secrets
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -29,8 +35,28 @@ KEY = "e2b_" + secrets.token_hex(20)
 LABEL = "io.plimsoll.standin.e2b"
 UNREACHABLE = ("ENETUNREACH", "EHOSTUNREACH")
 
+GUARDED = "sdk.plimsoll.test"
+upstream_seen = []
+
+
+class _Upstream(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        upstream_seen.append((self.path, self.headers.get("host"), self.headers.get("authorization")))
+        out = b"upstream says hi"
+        self.send_response(200)
+        self.send_header("content-length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, *args):
+        pass
+
+
+upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Upstream)
+threading.Thread(target=upstream.serve_forever, daemon=True).start()
+
 proc = subprocess.Popen(
-    [STANDIN, "e2b", *EXTRA],
+    [STANDIN, "e2b", *EXTRA, "--upstream", f"{GUARDED}=127.0.0.1:{upstream.server_address[1]}"],
     env={**os.environ, "E2B_API_KEY": KEY},
     stdout=subprocess.PIPE,
     text=True,
@@ -138,6 +164,24 @@ try:
     ifs, how = egress(closed)
     check("egress is closed without internet access (loopback only)", ifs == [] and how in UNREACHABLE, (ifs, how))
     closed.kill()
+
+    if "runsc" not in EXTRA:
+        rule = {"transform": {"headers": {"Authorization": "Bearer sdk-rule"}}}
+        guarded = Sandbox.create(
+            template="base", timeout=120, allow_internet_access=False,
+            network={"allow_out": [GUARDED], "deny_out": ["0.0.0.0/0"], "rules": {GUARDED: [rule]}},
+        )
+        got = guarded.commands.run(
+            "NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt node -e "
+            f"\"require('https').get({{host: '{GUARDED}', path: '/p', headers: {{authorization: 'x'}}}}, "
+            "(r) => { let b = ''; r.on('data', (c) => b += c); r.on('end', () => console.log(r.statusCode, b)); })\""
+        )
+        check("a guarded VM reaches its one host through the egress proxy", got.stdout == "200 upstream says hi\n", got)
+        check("the create's header rule is set outside the VM",
+              upstream_seen == [("/p", GUARDED, "Bearer sdk-rule")], upstream_seen)
+        ifs, how = egress(guarded)
+        check("and nothing else", how in UNREACHABLE or how == "timeout", (ifs, how))
+        guarded.kill()
 
     req = urllib.request.Request(
         addresses["envd"] + "/process.Process/List",

@@ -148,6 +148,12 @@ pub trait Provider: Send + Sync + 'static {
         Capabilities::default()
     }
 
+    /// The egress guard this provider admits its granted runs to, for
+    /// plimsolld to serve (`None`: its sandboxes reach their broker another way).
+    fn guard(&self) -> Option<Arc<crate::grant::guard::Guard>> {
+        None
+    }
+
     /// Per-kind environments.
     fn environments(&self) -> Environments;
 

@@ -23,6 +23,10 @@ pub struct Setup {
     pub instance: String,
     /// The sessions the engine will keep (off when `max_sessions` is 0).
     pub sessions: SessionSettings,
+    /// The egress guard, when the provider's settings name a guard path
+    /// ([`ProviderSettings::guard_path`]): the provider admits its granted
+    /// runs to it, and plimsolld serves it on `PLIMSOLL_GUARD_ADDR`.
+    pub guard: Option<Arc<crate::grant::guard::Guard>>,
 }
 
 /// A boxed future of doctor checks.
@@ -36,6 +40,12 @@ pub trait ProviderSettings: std::fmt::Debug + Send + Sync + 'static {
     /// Builds the provider. Talks to nothing yet; refuses settings it cannot
     /// honour (naming the variable).
     fn build(&self, setup: &Setup) -> Result<Arc<dyn Provider>, ConfigError>;
+    /// The egress guard path this provider's granted runs reach their broker
+    /// at, when its settings configure one (a VM that runs elsewhere);
+    /// `None` by default.
+    fn guard_path(&self) -> Option<String> {
+        None
+    }
     /// The doctor's checks for this provider on this host. `chosen`: it is the
     /// configured provider, so checks that start sandboxes (its startup proof)
     /// may run.

@@ -166,6 +166,15 @@ impl E2bStandIn {
     /// Starts one whose template `base` is `plimsoll/e2b:latest` (1 vCPU,
     /// 512 MB, 1 GB disk) under docker's default runtime, with `faults`.
     pub async fn start(faults: plimsoll_standins::e2b::Faults) -> E2bStandIn {
+        E2bStandIn::start_with(faults, std::collections::HashMap::new()).await
+    }
+
+    /// Starts one whose egress proxy lets VMs out to `upstreams`' hostnames,
+    /// forwarded to their loopback addresses (as `--upstream HOST=ADDR`).
+    pub async fn start_with(
+        faults: plimsoll_standins::e2b::Faults,
+        upstreams: std::collections::HashMap<String, std::net::SocketAddr>,
+    ) -> E2bStandIn {
         use plimsoll_standins::e2b::{self, Settings, StandIn, Template};
         let key = format!("e2b_{}", hex::encode(rand::random::<[u8; 20]>()));
         let standin = StandIn::new(Settings {
@@ -182,6 +191,7 @@ impl E2bStandIn {
             runtime: None,
             domain: "e2b.local".into(),
             faults,
+            upstreams,
         })
         .unwrap();
         let run_id = standin.run_id.clone();

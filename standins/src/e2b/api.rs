@@ -14,7 +14,7 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::vm::{LABEL, Machine, MachineSpec};
+use super::vm::{Guarded, LABEL, Machine, MachineSpec};
 use super::{
     DEFAULT_TIMEOUT_S, ENVD_VERSION, Life, MAX_TIMEOUT_S, Sandbox, StandIn, State, lock, random_id,
 };
@@ -130,10 +130,21 @@ fn ttl(timeout: Option<i64>) -> Result<Duration, ApiError> {
     Ok(Duration::from_secs(t as u64))
 }
 
-/// Whether the create leaves outbound traffic open: no `denyOut` of
-/// `0.0.0.0/0` and internet access not turned off. `Err`: a filter the
-/// stand-in cannot enforce (some destinations allowed, the rest denied).
-fn egress(body: &NewSandbox) -> Result<bool, ApiError> {
+/// What a create asks of outbound traffic.
+#[derive(Debug)]
+enum Way {
+    /// Everything (no `denyOut 0.0.0.0/0`, internet access not turned off).
+    Open,
+    /// Nothing.
+    Closed,
+    /// Only these hosts, through the egress proxy, with these headers.
+    Guarded(super::egress::Rules),
+}
+
+/// The egress a create asks for. `Err`: a filter the stand-in cannot
+/// enforce (a partial deny; an allowed entry that is not a hostname with an
+/// upstream; allowed entries without a full deny).
+fn egress(s: &StandIn, body: &NewSandbox) -> Result<Way, ApiError> {
     let list = |k: &str| -> Vec<String> {
         body.network
             .as_ref()
@@ -149,13 +160,55 @@ fn egress(body: &NewSandbox) -> Result<bool, ApiError> {
     let (allow, deny) = (list("allowOut"), list("denyOut"));
     let deny_all =
         body.allow_internet_access == Some(false) || deny.iter().any(|d| d == "0.0.0.0/0");
-    if !deny.is_empty() && !deny_all || deny_all && !allow.is_empty() {
-        return Err(ApiError(
-            StatusCode::BAD_REQUEST,
-            "this stand-in enforces only all-or-nothing egress: allowOut beside a deny, or a partial denyOut, is not supported".into(),
-        ));
+    let refuse = |m: &str| Err(ApiError(StatusCode::BAD_REQUEST, m.to_owned()));
+    if !deny.is_empty() && !deny_all {
+        return refuse("this stand-in enforces no partial denyOut: deny 0.0.0.0/0 or nothing");
     }
-    Ok(!deny_all)
+    if allow.is_empty() {
+        return Ok(if deny_all { Way::Closed } else { Way::Open });
+    }
+    let Some(proxy) = s.egress.get() else {
+        return refuse(
+            "this stand-in allows out only hostnames it has an upstream for (--upstream), and it has none",
+        );
+    };
+    if !deny_all {
+        return refuse("allowOut beside no deny is not supported by this stand-in");
+    }
+    let mut rules = super::egress::Rules::new();
+    for host in &allow {
+        let host = host.to_ascii_lowercase();
+        if !proxy.serves(&host) {
+            return refuse(&format!(
+                "this stand-in allows out only hostnames it has an upstream for (--upstream), not {host:?}"
+            ));
+        }
+        rules.insert(host, Vec::new());
+    }
+    let given = body
+        .network
+        .as_ref()
+        .and_then(|n| n.get("rules"))
+        .and_then(Value::as_object);
+    for (host, list) in given.into_iter().flatten() {
+        let Some(headers) = rules.get_mut(&host.to_ascii_lowercase()) else {
+            // A rule grants no access: one for a host not allowed out is inert.
+            continue;
+        };
+        for rule in list.as_array().into_iter().flatten() {
+            let set = rule
+                .pointer("/transform/headers")
+                .and_then(Value::as_object);
+            for (k, v) in set.into_iter().flatten() {
+                let Some(v) = v.as_str() else {
+                    return refuse("rules: a header value must be a string");
+                };
+                headers.retain(|(name, _)| !name.eq_ignore_ascii_case(k));
+                headers.push((k.clone(), v.to_owned()));
+            }
+        }
+    }
+    Ok(Way::Guarded(rules))
 }
 
 async fn create(Shared(s): App, Json(body): Json<NewSandbox>, secure: bool) -> Response {
@@ -175,9 +228,24 @@ async fn create(Shared(s): App, Json(body): Json<NewSandbox>, secure: bool) -> R
         Ok(t) => t,
         Err(r) => return r.into_response(),
     };
-    let network = match egress(&body) {
-        Ok(open) => open || s.settings.faults.allow_egress,
+    let way = match egress(&s, &body) {
+        Ok(w) => w,
         Err(r) => return r.into_response(),
+    };
+    let network = matches!(way, Way::Open) || s.settings.faults.allow_egress;
+    let (guarded, egress_rules) = match (way, s.egress.get()) {
+        (Way::Guarded(rules), Some(proxy)) => (
+            Some(Guarded {
+                network: proxy.network.clone(),
+                extra_hosts: rules
+                    .keys()
+                    .map(|h| format!("{h}:{}", proxy.gateway))
+                    .collect(),
+                bundle: proxy.bundle.to_string_lossy().into_owned(),
+            }),
+            Some(rules),
+        ),
+        _ => (None, None),
     };
     let id = format!("i{}", random_id(20));
     let labels = HashMap::from([
@@ -188,6 +256,7 @@ async fn create(Shared(s): App, Json(body): Json<NewSandbox>, secure: bool) -> R
         image: template.image.clone(),
         runtime: s.settings.runtime.clone(),
         network,
+        guarded,
         memory_mb: template.memory_mb,
         cpus: template.cpu_count,
         labels,
@@ -223,7 +292,18 @@ async fn create(Shared(s): App, Json(body): Json<NewSandbox>, secure: bool) -> R
         }),
         processes: Mutex::default(),
         homes: Mutex::default(),
+        egress: egress_rules,
+        egress_addr: Mutex::default(),
     });
+    if let Err(e) = s.join_egress(&sandbox).await {
+        tracing::error!(error = %e, "admitting a stand-in VM to the egress proxy failed");
+        sandbox.machine.remove().await;
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Json(json!({"code": 500, "message": "Failed to create sandbox", "error_code": "sandbox_create_failed"})),
+        )
+            .into_response();
+    }
     lock(&s.sandboxes).insert(id, sandbox.clone());
     (StatusCode::CREATED, Json(created(&s, &sandbox))).into_response()
 }
@@ -460,6 +540,12 @@ async fn connect(Shared(s): App, Path(id): Path<String>, Json(t): Json<Timeout>)
         && let Err(e) = b.machine.start().await
     {
         tracing::error!(sandbox = %id, error = %e, "resuming failed");
+        return error(StatusCode::INTERNAL_SERVER_ERROR, "Error resuming sandbox");
+    }
+    if was == State::Paused
+        && let Err(e) = s.join_egress(&b).await
+    {
+        tracing::error!(sandbox = %id, error = %e, "rejoining the egress proxy failed");
         return error(StatusCode::INTERNAL_SERVER_ERROR, "Error resuming sandbox");
     }
     {

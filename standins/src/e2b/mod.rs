@@ -14,10 +14,16 @@
 //! and end events, `Connect-Timeout-Ms` as the process's lifetime, the
 //! process outliving a client that goes away), `Process/SendSignal`,
 //! `Process/List`. Not covered: templates and builds, snapshots, volumes,
-//! metrics and logs, PTYs, stdin streaming, watchers, signed file URLs, and
-//! an egress filter finer than "all" or "none" (a create that allows some
-//! destinations while denying the rest is refused with 400, so nothing
-//! passes for filtered that is not).
+//! metrics and logs, PTYs, stdin streaming, watchers, and signed file URLs.
+//!
+//! Egress is "all", "none", or, with `--upstream HOST=ADDR` given, "only
+//! these hosts": a create that denies everything (`allow_internet_access:
+//! false` or `denyOut 0.0.0.0/0`) and allows out hostnames that have an
+//! upstream puts its VM behind the stand-in's egress proxy ([`egress`]),
+//! which terminates TLS with the stand-in's CA and adds the create's header
+//! `rules`, as E2B's proxy does. Any other mix (a CIDR or a host with no
+//! upstream in `allowOut`, a partial `denyOut`) is refused with 400, so
+//! nothing passes for filtered that is not.
 //!
 //! Faults a test can ask for ([`Faults`]) make the stand-in misbehave the
 //! way a broken or hostile service would, so the provider's refusals can be
@@ -33,6 +39,7 @@ use bollard::Docker;
 use serde_json::Value;
 
 pub mod api;
+pub mod egress;
 pub mod envd;
 pub mod vm;
 
@@ -85,6 +92,9 @@ pub struct Settings {
     pub domain: String,
     /// Faults to inject.
     pub faults: Faults,
+    /// Hostnames a VM may be allowed out to, and the local address each is
+    /// forwarded to (plain HTTP); empty: no egress proxy.
+    pub upstreams: HashMap<String, std::net::SocketAddr>,
 }
 
 /// Running or paused.
@@ -159,6 +169,11 @@ pub struct Sandbox {
     pub processes: Mutex<HashMap<u32, Process>>,
     /// Users looked up so far: name → home.
     pub homes: Mutex<HashMap<String, String>>,
+    /// The hosts it may reach through the egress proxy, with their headers
+    /// (`None`: all or nothing, as its machine's network says).
+    pub egress: Option<egress::Rules>,
+    /// Its address on the egress network while it is admitted there.
+    pub egress_addr: Mutex<Option<std::net::IpAddr>>,
 }
 
 /// Locks, surviving a poisoned lock (state stays consistent per field).
@@ -177,6 +192,8 @@ pub struct StandIn {
     pub run_id: String,
     /// Sandboxes by id.
     pub sandboxes: Mutex<BTreeMap<String, Arc<Sandbox>>>,
+    /// The egress proxy, once [`serve`] has started it (only with upstreams).
+    pub egress: std::sync::OnceLock<Arc<egress::Egress>>,
 }
 
 impl StandIn {
@@ -188,6 +205,7 @@ impl StandIn {
             docker,
             run_id: hex::encode(rand::random::<[u8; 6]>()),
             sandboxes: Mutex::default(),
+            egress: std::sync::OnceLock::new(),
         }))
     }
 
@@ -201,8 +219,28 @@ impl StandIn {
         let Some(s) = lock(&self.sandboxes).remove(id) else {
             return false;
         };
+        self.leave_egress(&s);
         s.machine.remove().await;
         true
+    }
+
+    /// Admits a guarded sandbox's machine to the egress proxy, at the
+    /// address it has now (after a create or a resume).
+    pub async fn join_egress(&self, s: &Sandbox) -> Result<(), String> {
+        let (Some(rules), Some(e)) = (&s.egress, self.egress.get()) else {
+            return Ok(());
+        };
+        let addr = e.address_of(&s.machine.container).await?;
+        self.leave_egress(s);
+        e.admit(addr, rules.clone());
+        *lock(&s.egress_addr) = Some(addr);
+        Ok(())
+    }
+
+    fn leave_egress(&self, s: &Sandbox) {
+        if let (Some(addr), Some(e)) = (lock(&s.egress_addr).take(), self.egress.get()) {
+            e.forget(addr);
+        }
     }
 
     /// Pauses a running sandbox; `false` when it is not running.
@@ -215,6 +253,7 @@ impl StandIn {
             life.state = State::Paused;
         }
         lock(&s.processes).clear();
+        self.leave_egress(s);
         s.machine.stop().await.map(|()| true)
     }
 
@@ -271,6 +310,16 @@ pub async fn serve(
     vm::ensure_network(&standin.docker)
         .await
         .map_err(std::io::Error::other)?;
+    if !standin.settings.upstreams.is_empty() {
+        let e = egress::Egress::start(
+            &standin.docker,
+            &standin.run_id,
+            standin.settings.upstreams.clone(),
+        )
+        .await
+        .map_err(std::io::Error::other)?;
+        let _ = standin.egress.set(e);
+    }
     let expiry = tokio::spawn(standin.clone().expire());
     let (tx, rx) = tokio::sync::watch::channel(false);
     let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
@@ -286,5 +335,8 @@ pub async fn serve(
     let (a, e) = tokio::join!(a.into_future(), e.into_future());
     expiry.abort();
     standin.shutdown().await;
+    if let Some(egress) = standin.egress.get() {
+        egress.stop().await;
+    }
     a.and(e)
 }

@@ -43,14 +43,29 @@ pub struct MachineSpec {
     pub image: String,
     /// The docker runtime (`runsc`), or docker's default.
     pub runtime: Option<String>,
-    /// Outbound network allowed (else the container has no network at all).
+    /// Outbound network allowed (else the container has no network at all,
+    /// or only `guarded`).
     pub network: bool,
+    /// Behind the egress proxy: its internal network, where each allowed
+    /// hostname points, and the OS bundle holding the stand-in's CA.
+    pub guarded: Option<Guarded>,
     /// Memory, MiB.
     pub memory_mb: u32,
     /// Whole CPUs.
     pub cpus: u32,
     /// Labels (the stand-in's run and the sandbox id).
     pub labels: HashMap<String, String>,
+}
+
+/// A machine's way to the egress proxy.
+#[derive(Debug, Clone)]
+pub struct Guarded {
+    /// The internal docker network.
+    pub network: String,
+    /// `host:ip` entries for `/etc/hosts`.
+    pub extra_hosts: Vec<String>,
+    /// The host file bind-mounted read-only at the OS bundle's path.
+    pub bundle: String,
 }
 
 /// One running (or stopped) machine.
@@ -114,9 +129,18 @@ impl Machine {
         name: &str,
         spec: &MachineSpec,
     ) -> Result<Machine, String> {
+        let network_mode = match (&spec.guarded, spec.network) {
+            (_, true) => NETWORK.to_owned(),
+            (Some(g), false) => g.network.clone(),
+            (None, false) => "none".to_owned(),
+        };
+        let guarded = spec.guarded.as_ref();
         let host = HostConfig {
             runtime: spec.runtime.clone(),
-            network_mode: Some(if spec.network { NETWORK } else { "none" }.into()),
+            network_mode: Some(network_mode),
+            extra_hosts: guarded.map(|g| g.extra_hosts.clone()),
+            binds: guarded
+                .map(|g| vec![format!("{}:{}:ro", g.bundle, super::egress::BUNDLE_IN_VM)]),
             memory: Some(i64::from(spec.memory_mb) << 20),
             memory_swap: Some(i64::from(spec.memory_mb) << 20),
             nano_cpus: Some(i64::from(spec.cpus) * 1_000_000_000),
@@ -144,7 +168,7 @@ impl Machine {
             entrypoint: Some(vec!["sleep".into()]),
             cmd: Some(vec!["infinity".into()]),
             labels: Some(spec.labels.clone()),
-            network_disabled: Some(!spec.network),
+            network_disabled: Some(!spec.network && spec.guarded.is_none()),
             host_config: Some(host),
             ..ContainerCreateBody::default()
         };

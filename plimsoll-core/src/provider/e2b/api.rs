@@ -19,13 +19,53 @@ use serde_json::{Value, json};
 use url::Url;
 
 use crate::error::{Error, Result};
-use crate::provider::hosted::http::{Answer, Http, vendor_error};
+use crate::provider::hosted::http::{Answer, Http, excerpt};
 use crate::secret::Secret;
 
 /// How long one control-plane call may take (a create boots a VM).
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// The most an answer may carry.
 const ANSWER_LIMIT: usize = 1 << 20;
+
+/// A granted VM's one way out: its guard host, and the run's guard
+/// credential E2B's egress proxy adds to every request to that host.
+#[derive(Clone, Copy)]
+pub(crate) struct GuardRule<'a> {
+    /// The guard's DNS name (`allowOut` and the rule's key).
+    pub host: &'a str,
+    /// `crg_<64 hex>`; it goes to E2B in the create, and nowhere else.
+    pub credential: &'a Secret,
+}
+
+/// The create's body: secure, outbound traffic denied (`allow_internet_access:
+/// false` and `denyOut 0.0.0.0/0`), and for a granted run the guard's host
+/// allowed (E2B: allowed entries take precedence over denied ones) with a
+/// header rule that adds the run's guard credential.
+pub(crate) fn create_body(
+    template: &str,
+    ttl: Duration,
+    metadata: &BTreeMap<String, String>,
+    guard: Option<GuardRule<'_>>,
+) -> Value {
+    let mut network = json!({"denyOut": ["0.0.0.0/0"]});
+    if let Some(g) = guard {
+        network["allowOut"] = json!([g.host]);
+        network["rules"] = json!({
+            g.host: [{"transform": {"headers": {
+                "Authorization": format!("Bearer {}", g.credential.expose()),
+            }}}],
+        });
+    }
+    json!({
+        "templateID": template,
+        "timeout": ttl.as_secs().clamp(1, i32::MAX as u64),
+        "autoPause": false,
+        "secure": true,
+        "allow_internet_access": false,
+        "network": network,
+        "metadata": metadata,
+    })
+}
 
 /// A created VM, as the create answered.
 #[derive(Debug)]
@@ -59,6 +99,8 @@ pub(crate) struct Detail {
     pub deny_out: Vec<String>,
     /// `network.allowOut`.
     pub allow_out: Vec<String>,
+    /// The hosts `network.rules` names (never their headers), when it is there.
+    pub rule_hosts: Option<Vec<String>>,
 }
 
 /// The control plane.
@@ -112,28 +154,30 @@ impl Api {
         self.http.call(what, req, CALL_TIMEOUT, ANSWER_LIMIT).await
     }
 
+    /// E2B's refusal as an error: the key scrubbed, and every guard
+    /// credential too (a create's error may echo its network rules).
     fn fail(&self, what: &str, a: &Answer) -> Error {
-        vendor_error("E2B", what, a, &[self.key.expose()])
+        Error::infrastructure(format!(
+            "{what}: E2B answered {}: {}",
+            a.status.as_u16(),
+            excerpt(
+                &super::guard_url::without_guard_credentials(&a.body),
+                &[self.key.expose()]
+            )
+        ))
     }
 
     /// Creates a VM from `template` that lives `ttl` at most, stamped with
-    /// `metadata`, secure, with no way out.
+    /// `metadata`, secure, with no way out but `guard`'s host when given.
     pub(crate) async fn create(
         &self,
         template: &str,
         ttl: Duration,
         metadata: &BTreeMap<String, String>,
+        guard: Option<GuardRule<'_>>,
     ) -> Result<Created> {
         let what = "creating an E2B sandbox";
-        let body = json!({
-            "templateID": template,
-            "timeout": ttl.as_secs().clamp(1, i32::MAX as u64),
-            "autoPause": false,
-            "secure": true,
-            "allow_internet_access": false,
-            "network": {"denyOut": ["0.0.0.0/0"]},
-            "metadata": metadata,
-        });
+        let body = create_body(template, ttl, metadata, guard);
         let a = self
             .send(what, Method::POST, "/sandboxes", Some(body))
             .await?;
@@ -209,6 +253,10 @@ impl Api {
             internet: v.get("allowInternetAccess").and_then(Value::as_bool),
             deny_out: list("denyOut"),
             allow_out: list("allowOut"),
+            rule_hosts: v
+                .pointer("/network/rules")
+                .and_then(Value::as_object)
+                .map(|m| m.keys().cloned().collect()),
         })
     }
 
@@ -285,4 +333,39 @@ fn strings(v: Option<&Value>) -> BTreeMap<String, String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_granted_create_allows_only_the_guard_host_with_its_header_rule() {
+        let credential = Secret::new(format!("crg_{}", "ab".repeat(32)));
+        let metadata = BTreeMap::from([("plimsoll-lease".to_owned(), "l1".to_owned())]);
+        let rule = GuardRule {
+            host: "guard.example.com",
+            credential: &credential,
+        };
+        let body = create_body("base", Duration::from_secs(90), &metadata, Some(rule));
+        let expected = json!({
+            "templateID": "base",
+            "timeout": 90,
+            "autoPause": false,
+            "secure": true,
+            "allow_internet_access": false,
+            "network": {
+                "denyOut": ["0.0.0.0/0"],
+                "allowOut": ["guard.example.com"],
+                "rules": {"guard.example.com": [{"transform": {"headers": {
+                    "Authorization": format!("Bearer crg_{}", "ab".repeat(32)),
+                }}}]},
+            },
+            "metadata": {"plimsoll-lease": "l1"},
+        });
+        assert_eq!(body, expected);
+        let plain = create_body("base", Duration::from_secs(90), &metadata, None);
+        assert_eq!(plain["network"], json!({"denyOut": ["0.0.0.0/0"]}));
+        assert!(!plain.to_string().contains("crg_"));
+    }
 }

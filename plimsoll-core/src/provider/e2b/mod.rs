@@ -14,9 +14,14 @@
 //! goes in, and killed when the run returns; the reconcile kills stamped VMs
 //! nobody tracks.
 //!
-//! Not in this build yet: sessions (pause and resume) and grants (the egress
-//! guard); both are refused before dispatch (`E2B_GUARD_URL` is refused at
-//! startup).
+//! Grants go through the egress guard ([`crate::grant::guard`]) when
+//! `E2B_GUARD_URL` is set: a granted run's VM may reach only the guard's
+//! host, E2B's egress proxy adds the run's guard credential as a header
+//! rule outside the VM, and the credential is ended before the VM is killed
+//! ([`vm`]). Without the URL, no grants (a grants file is a startup error).
+//!
+//! Not in this build yet: sessions (pause and resume), refused before
+//! dispatch.
 
 use std::sync::{Arc, OnceLock};
 
@@ -24,6 +29,7 @@ use async_trait::async_trait;
 
 use crate::env::ConfigError;
 use crate::error::{Error, Result};
+use crate::grant::guard::Guard;
 use crate::provider::{Capabilities, Environment, Environments, Provider, RunContext, Setup};
 use crate::request::{JavaScriptRun, ProjectRun};
 use crate::result::{JavaScriptResult, ProjectResult};
@@ -32,6 +38,7 @@ use crate::wire::RunResources;
 
 mod api;
 mod envd;
+mod guard_url;
 pub mod process;
 mod proof;
 mod run;
@@ -39,6 +46,7 @@ mod settings;
 pub mod stream;
 mod vm;
 
+pub use guard_url::GuardUrl;
 pub use settings::{
     DEFAULT_API_URL, DEFAULT_DOMAIN, DEFAULT_TEMPLATE, E2bSettings, EnvdAddress, PLUGIN,
 };
@@ -51,6 +59,14 @@ pub(crate) struct Inner {
     http: crate::provider::hosted::http::Http,
     instance: String,
     leases: vm::Leases,
+    /// The egress guard and its URL, when `E2B_GUARD_URL` is set.
+    egress: Option<Egress>,
+}
+
+/// The egress guard a granted run's VM reaches, and where.
+pub(crate) struct Egress {
+    guard: Arc<Guard>,
+    url: GuardUrl,
 }
 
 /// The e2b provider.
@@ -68,6 +84,26 @@ impl E2b {
             .clone()
             .ok_or_else(|| ConfigError::new("E2B_API_KEY", "required for SANDBOX_PROVIDER=e2b"))?;
         let http = crate::provider::hosted::http::Http::new();
+        let egress = match &settings.guard {
+            None => None,
+            Some(url) => {
+                let path = url.path.trim_end_matches('/');
+                let guard = match &setup.guard {
+                    Some(g) if g.path() == path => g.clone(),
+                    Some(_) => {
+                        return Err(ConfigError::new(
+                            "E2B_GUARD_URL",
+                            "the guard this provider was given serves another path",
+                        ));
+                    }
+                    None => Guard::new(path),
+                };
+                Some(Egress {
+                    guard,
+                    url: url.clone(),
+                })
+            }
+        };
         Ok(E2b {
             inner: Arc::new(Inner {
                 api: api::Api::new(http.clone(), settings.api_url.clone(), key),
@@ -75,6 +111,7 @@ impl E2b {
                 settings: settings.clone(),
                 instance: setup.instance.clone(),
                 leases: vm::Leases::default(),
+                egress,
             }),
             envd_version: OnceLock::new(),
         })
@@ -95,6 +132,17 @@ impl E2b {
     }
 }
 
+/// A grant needs the egress guard (the pipeline refuses it before dispatch
+/// already; this holds the provider to it too).
+fn no_grant_without_guard(inner: &Inner, ctx: &RunContext) -> Result<()> {
+    if ctx.grant.is_some() && inner.egress.is_none() {
+        return Err(Error::unsupported(
+            "the e2b provider carries grants only with E2B_GUARD_URL set",
+        ));
+    }
+    Ok(())
+}
+
 #[async_trait]
 impl Provider for E2b {
     fn name(&self) -> &'static str {
@@ -106,11 +154,18 @@ impl Provider for E2b {
     }
 
     fn capabilities(&self) -> Capabilities {
+        let grants = self.inner.egress.is_some();
         Capabilities {
             projects: true,
             orphan_reconcile: true,
+            javascript_grants: grants,
+            project_grants: grants,
             ..Capabilities::default()
         }
+    }
+
+    fn guard(&self) -> Option<Arc<Guard>> {
+        self.inner.egress.as_ref().map(|e| e.guard.clone())
     }
 
     fn environments(&self) -> Environments {
@@ -148,20 +203,12 @@ impl Provider for E2b {
         job: &JavaScriptRun,
         ctx: &RunContext,
     ) -> Result<JavaScriptResult> {
-        if ctx.grant.is_some() {
-            return Err(Error::unsupported(
-                "the e2b provider carries no grants in this build",
-            ));
-        }
+        no_grant_without_guard(&self.inner, ctx)?;
         run::snippet(&self.inner, job, ctx).await
     }
 
     async fn run_project(&self, job: &ProjectRun, ctx: &RunContext) -> Result<ProjectResult> {
-        if ctx.grant.is_some() {
-            return Err(Error::unsupported(
-                "the e2b provider carries no grants in this build",
-            ));
-        }
+        no_grant_without_guard(&self.inner, ctx)?;
         run::project(&self.inner, job, ctx).await
     }
 

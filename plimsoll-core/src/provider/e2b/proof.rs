@@ -41,7 +41,7 @@ pub(crate) async fn prove(p: &Arc<Inner>) -> Result<String> {
 
 async fn steps(p: &Arc<Inner>) -> Result<String> {
     let fail = |m: String| Error::infrastructure(format!("the e2b startup proof failed: {m}"));
-    let vm = Vm::create(p, BUDGET + Duration::from_secs(30)).await?;
+    let vm = Vm::create(p, BUDGET + Duration::from_secs(30), None).await?;
     let result = async {
         vm.check().await?;
         // envd demands the access token.

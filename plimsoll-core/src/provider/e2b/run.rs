@@ -3,7 +3,16 @@
 //! [`Vm`]'s drop). Code runs as the template's unprivileged `user` in
 //! [`PROJECT_DIR`]; a snippet is `node <file>`, each project step `sh -c
 //! <step>`, each its own envd process with the run's deadline.
+//!
+//! A granted run's VM is admitted to the egress guard before it is created
+//! ([`Vm::create`]), and its code gets the host API's address,
+//! `HOST_API_URL=https://<guard host><guard path>`, and
+//! `NODE_EXTRA_CA_CERTS` at the OS bundle, so Node trusts E2B's intercepting
+//! egress proxy as the OS tools do; a snippet has the Node host client
+//! preloaded (`host` is a global). The guard credential is not among them:
+//! it reaches E2B in the create's header rule, never the VM.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,6 +32,10 @@ use crate::result::{Artifact, JavaScriptResult, ProjectOutcome, ProjectResult, S
 pub const GUEST_USER: &str = "user";
 /// Where files go and code runs.
 pub const PROJECT_DIR: &str = "/home/user/project";
+/// Where the images keep the Node host API client (images/clients/host.js).
+pub const NODE_CLIENT: &str = "/usr/local/lib/plimsoll/host.js";
+/// The OS trust bundle, which holds E2B's egress proxy CA in its VMs.
+pub const OS_CA_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
 /// Where a snippet's code is written.
 const SNIPPET_FILE: &str = "/home/user/.plimsoll/snippet.js";
 /// Bytes kept per stream (snippets and steps alike).
@@ -43,7 +56,16 @@ fn cancelled() -> Error {
 /// A fresh VM for one run, read back; `Err(cancelled)` when the run was
 /// cancelled meanwhile.
 async fn fresh(p: &Arc<Inner>, ctx: &RunContext) -> Result<Vm> {
-    let vm = Vm::create(p, ctx.timeout + GRACE).await?;
+    let pass = match (&ctx.grant, &p.egress) {
+        (Some(broker), Some(e)) => Some(e.guard.admit(broker.clone())),
+        (Some(_), None) => {
+            return Err(Error::unsupported(
+                "the e2b provider carries grants only with E2B_GUARD_URL set",
+            ));
+        }
+        (None, _) => None,
+    };
+    let vm = Vm::create(p, ctx.timeout + GRACE, pass).await?;
     if ctx.cancel.is_cancelled() {
         vm.kill().await;
         return Err(cancelled());
@@ -53,6 +75,18 @@ async fn fresh(p: &Arc<Inner>, ctx: &RunContext) -> Result<Vm> {
         return Err(e);
     }
     Ok(vm)
+}
+
+/// The environment of a run's code: the host API's address when it carries
+/// a grant, nothing otherwise.
+fn guest_env(p: &Inner, ctx: &RunContext) -> BTreeMap<String, String> {
+    match (&ctx.grant, &p.egress) {
+        (Some(_), Some(e)) => BTreeMap::from([
+            ("HOST_API_URL".to_owned(), e.url.base()),
+            ("NODE_EXTRA_CA_CERTS".to_owned(), OS_CA_BUNDLE.to_owned()),
+        ]),
+        _ => BTreeMap::new(),
+    }
 }
 
 /// Runs one snippet.
@@ -72,10 +106,14 @@ pub(crate) async fn snippet(
         .map_err(|why| {
             Error::infrastructure(format!("writing the snippet into the E2B sandbox: {why}"))
         })?;
+    let args = match ctx.grant {
+        Some(_) => vec!["--require".into(), NODE_CLIENT.into(), SNIPPET_FILE.into()],
+        None => vec![SNIPPET_FILE.into()],
+    };
     let start = StartRequest {
         cmd: "node".into(),
-        args: vec![SNIPPET_FILE.into()],
-        envs: Default::default(),
+        args,
+        envs: guest_env(p, ctx),
         cwd: Some(PROJECT_DIR.into()),
     };
     let ran = vm
@@ -110,7 +148,7 @@ pub(crate) async fn project(
 ) -> Result<ProjectResult> {
     let vm = fresh(p, ctx).await?;
     let deadline = Instant::now() + ctx.timeout;
-    let result = steps(&vm, job, ctx, deadline).await;
+    let result = steps(&vm, job, ctx, deadline, guest_env(p, ctx)).await;
     vm.kill().await;
     result
 }
@@ -120,6 +158,7 @@ async fn steps(
     job: &ProjectRun,
     ctx: &RunContext,
     deadline: Instant,
+    envs: BTreeMap<String, String>,
 ) -> Result<ProjectResult> {
     let mut result = ProjectResult::default();
     // The template makes the directory; steps run in it, files or none.
@@ -141,7 +180,7 @@ async fn steps(
         let start = StartRequest {
             cmd: "/bin/sh".into(),
             args: vec!["-c".into(), step.clone()],
-            envs: Default::default(),
+            envs: envs.clone(),
             cwd: Some(PROJECT_DIR.into()),
         };
         let ran: Ran = vm

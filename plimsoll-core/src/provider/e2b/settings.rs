@@ -14,6 +14,8 @@ use crate::provider::{
 use crate::readiness::{Check, Level};
 use crate::secret::Secret;
 
+use super::guard_url::GuardUrl;
+
 /// E2B's control plane.
 pub const DEFAULT_API_URL: &str = "https://api.e2b.app";
 /// E2B's sandbox domain: envd answers at `https://49983-<id>.<domain>`.
@@ -61,12 +63,12 @@ const VARIABLES: &[Var] = &[
     Var {
         name: "E2B_GUARD_URL",
         default: "unset",
-        help: "e2b: the egress guard that carries grants; not in this build yet, so it is refused",
+        help: "e2b: the egress guard URL granted VMs reach their broker at (https, port 443, a DNS name; path default /v1/e2b/guard); needs PLIMSOLL_GUARD_ADDR",
     },
     Var {
         name: "E2B_SESSION_GRANTS",
         default: "unset",
-        help: "e2b: session or call; needs E2B_GUARD_URL, so it is refused in this build",
+        help: "e2b: session or call; e2b keeps no sessions yet, so it is refused",
     },
 ];
 
@@ -108,6 +110,8 @@ pub struct E2bSettings {
     pub max_cpus: Option<u32>,
     /// `SANDBOX_DISK_MB`: the most disk a VM may have, MB.
     pub max_disk_mb: Option<u32>,
+    /// `E2B_GUARD_URL`: where granted VMs reach their broker (`None`: no grants).
+    pub guard: Option<GuardUrl>,
 }
 
 impl Default for E2bSettings {
@@ -121,6 +125,7 @@ impl Default for E2bSettings {
             max_memory_mb: None,
             max_cpus: None,
             max_disk_mb: None,
+            guard: None,
         }
     }
 }
@@ -155,15 +160,16 @@ impl E2bSettings {
             "e2b",
             &["SANDBOX_MEMORY_MB", "SANDBOX_CPUS", "SANDBOX_DISK_MB"],
         )?;
-        for name in ["E2B_GUARD_URL", "E2B_SESSION_GRANTS"] {
-            if env.get(name).is_some() {
-                return Err(ConfigError::new(
-                    name,
-                    "grants on e2b go through the egress guard, which this build does not have \
-                     yet; unset it (runs on e2b carry no grant)",
-                ));
-            }
+        if env.get("E2B_SESSION_GRANTS").is_some() {
+            return Err(ConfigError::new(
+                "E2B_SESSION_GRANTS",
+                "the e2b provider keeps no sessions in this build; unset it",
+            ));
         }
+        let guard = env
+            .get("E2B_GUARD_URL")
+            .map(|u| GuardUrl::parse(&u))
+            .transpose()?;
         let api_key = env
             .get("E2B_API_KEY")
             .filter(|k| !k.trim().is_empty())
@@ -222,6 +228,7 @@ impl E2bSettings {
             max_memory_mb: resources.memory_mb,
             max_cpus: cpus,
             max_disk_mb: resources.disk_mb,
+            guard,
         })
     }
 }
@@ -233,6 +240,10 @@ fn from_env(env: &Env<'_>, resources: &ResourceSettings) -> Result<Chosen, Confi
 impl ProviderSettings for E2bSettings {
     fn plugin(&self) -> &'static Plugin {
         &PLUGIN
+    }
+
+    fn guard_path(&self) -> Option<String> {
+        self.guard.as_ref().map(|g| g.path.clone())
     }
 
     fn build(&self, setup: &Setup) -> Result<Arc<dyn Provider>, ConfigError> {
@@ -253,7 +264,19 @@ impl ProviderSettings for E2bSettings {
                 "e2b",
                 "settings",
                 Level::Ok,
-                format!("control plane {}, template {}", self.api_url, self.template),
+                match &self.guard {
+                    None => format!(
+                        "control plane {}, template {}, no grants (E2B_GUARD_URL unset)",
+                        self.api_url, self.template
+                    ),
+                    Some(g) => format!(
+                        "control plane {}, template {}, grants through the egress guard at {} \
+                         (served on PLIMSOLL_GUARD_ADDR)",
+                        self.api_url,
+                        self.template,
+                        g.base()
+                    ),
+                },
             )];
             out.push(match provider.prove().await {
                 Ok(tier) => Check::new(
@@ -373,14 +396,24 @@ mod tests {
         })
         .unwrap();
         assert_eq!((s.max_cpus, s.max_memory_mb), (Some(2), Some(512)));
-        for v in ["E2B_GUARD_URL", "E2B_SESSION_GRANTS"] {
-            let e = read(
-                &[key, (v, "https://guard.example.com/v1/e2b/guard")],
-                ResourceSettings::default(),
-            )
-            .unwrap_err();
-            assert_eq!(e.variable, v);
-        }
+        let e = read(
+            &[key, ("E2B_SESSION_GRANTS", "call")],
+            ResourceSettings::default(),
+        )
+        .unwrap_err();
+        assert_eq!(e.variable, "E2B_SESSION_GRANTS");
+        let e = read(
+            &[key, ("E2B_GUARD_URL", "https://127.0.0.1/g")],
+            ResourceSettings::default(),
+        )
+        .unwrap_err();
+        assert_eq!(e.variable, "E2B_GUARD_URL");
+        let s = read(
+            &[key, ("E2B_GUARD_URL", "https://guard.example.com")],
+            ResourceSettings::default(),
+        )
+        .unwrap();
+        assert_eq!(s.guard_path().as_deref(), Some("/v1/e2b/guard"));
         assert_eq!(
             read(&[key, ("E2B_TEMPLATE", "a b")], ResourceSettings::default())
                 .unwrap_err()

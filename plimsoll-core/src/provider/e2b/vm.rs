@@ -7,6 +7,10 @@
 //! kill has been answered; a VM stamped with this instance whose lease is not
 //! tracked (a create whose answer never came, a kill that failed) is an
 //! orphan, and the reconcile kills it at any age.
+//!
+//! A granted run's VM holds its run's [`GuardPass`]; every way out (a kill,
+//! a drop) ends the pass first, so the guard refuses the run's credential
+//! before the VM is gone, never after.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -14,8 +18,10 @@ use std::time::Duration;
 
 use super::Inner;
 use super::api::Detail;
+use super::api::GuardRule;
 use super::envd::Envd;
 use crate::error::{Error, Result};
+use crate::grant::guard::GuardPass;
 
 /// The metadata key naming the daemon instance that made a VM.
 pub const INSTANCE_KEY: &str = "plimsoll-instance";
@@ -52,20 +58,40 @@ pub(crate) struct Vm {
     lease: String,
     inner: Arc<Inner>,
     done: bool,
+    /// The run's admission to the guard, when it carries a grant.
+    pass: Option<GuardPass>,
 }
 
 impl Vm {
-    /// Creates a VM that lives `ttl` at most.
-    pub(crate) async fn create(inner: &Arc<Inner>, ttl: Duration) -> Result<Vm> {
+    /// Creates a VM that lives `ttl` at most; with `pass`, its one way out is
+    /// the guard's host, the pass's credential added there by E2B.
+    pub(crate) async fn create(
+        inner: &Arc<Inner>,
+        ttl: Duration,
+        pass: Option<GuardPass>,
+    ) -> Result<Vm> {
         let lease = hex::encode(rand::random::<[u8; 16]>());
         let metadata = BTreeMap::from([
             (INSTANCE_KEY.to_owned(), inner.instance.clone()),
             (LEASE_KEY.to_owned(), lease.clone()),
         ]);
         inner.leases.track(&lease);
+        let rule = match (&pass, &inner.egress) {
+            (Some(p), Some(e)) => Some(GuardRule {
+                host: &e.url.host,
+                credential: p.credential(),
+            }),
+            (Some(_), None) => {
+                inner.leases.release(&lease);
+                return Err(Error::unsupported(
+                    "the e2b provider carries grants only with E2B_GUARD_URL set",
+                ));
+            }
+            (None, _) => None,
+        };
         let created = match inner
             .api
-            .create(&inner.settings.template, ttl, &metadata)
+            .create(&inner.settings.template, ttl, &metadata, rule)
             .await
         {
             Ok(c) => c,
@@ -94,6 +120,7 @@ impl Vm {
             lease,
             inner: inner.clone(),
             done: false,
+            pass,
         })
     }
 
@@ -118,10 +145,29 @@ impl Vm {
         if d.state != "running" {
             wrong.push(format!("state {:?}", d.state));
         }
-        let closed = d.internet == Some(false)
-            || d.deny_out.iter().any(|c| c == "0.0.0.0/0") && d.allow_out.is_empty();
-        if !closed || !d.allow_out.is_empty() {
-            wrong.push("outbound traffic not denied".into());
+        match (&self.pass, &self.inner.egress) {
+            (Some(_), Some(e)) => {
+                // Exactly the create's network: everything denied but the guard.
+                let host = vec![e.url.host.clone()];
+                let exact = d.internet != Some(true)
+                    && d.deny_out == ["0.0.0.0/0"]
+                    && d.allow_out == host
+                    && d.rule_hosts.as_ref().is_none_or(|r| *r == host);
+                if !exact {
+                    wrong.push(format!(
+                        "outbound traffic not denied but to the guard host {} (allowOut {:?}, \
+                         denyOut {:?}, rules for {:?})",
+                        e.url.host, d.allow_out, d.deny_out, d.rule_hosts
+                    ));
+                }
+            }
+            _ => {
+                let closed = d.internet == Some(false)
+                    || d.deny_out.iter().any(|c| c == "0.0.0.0/0") && d.allow_out.is_empty();
+                if !closed || !d.allow_out.is_empty() {
+                    wrong.push("outbound traffic not denied".into());
+                }
+            }
         }
         if d.metadata.get(LEASE_KEY) != Some(&self.lease) {
             wrong.push("its metadata lacks this run's lease".into());
@@ -137,9 +183,10 @@ impl Vm {
         }
     }
 
-    /// Kills the VM and waits for the answer.
+    /// Ends the run's guard credential, then kills the VM and waits for the answer.
     pub(crate) async fn kill(mut self) {
         self.done = true;
+        drop(self.pass.take());
         kill(&self.inner, &self.id, &self.lease).await;
     }
 }
@@ -155,6 +202,8 @@ async fn kill(inner: &Inner, id: &str, lease: &str) {
 
 impl Drop for Vm {
     fn drop(&mut self) {
+        // The credential ends before the kill is even sent.
+        drop(self.pass.take());
         if self.done {
             return;
         }
