@@ -83,14 +83,14 @@ fi
 for pair in "snippet:$SNIPPET" "project:$PROJECT"; do
   role="${pair%%:*}" name="${pair#*:}"
   log "docker build $name ($role.Dockerfile, FROM $BASE)"
-  docker build -q --build-arg "BASE=$BASE" --label "io.plimsoll.inputs=$HASH" \
+  docker build -q --network none --build-arg "BASE=$BASE" --label "io.plimsoll.inputs=$HASH" \
     -f "$HERE/$role.Dockerfile" -t "$name" "$HERE" >/var/tmp/plimsoll-docker-build.log 2>&1 \
     || { cat /var/tmp/plimsoll-docker-build.log >&2; die "docker build $name failed"; }
 done
 for pair in "e2b:$E2B" "dockercloud:$DOCKERCLOUD"; do
   role="${pair%%:*}" name="${pair#*:}"
   log "docker build $name ($role.Dockerfile, FROM $PROJECT)"
-  docker build -q --build-arg "PROJECT=$PROJECT" --label "io.plimsoll.inputs=$HASH" \
+  docker build -q --network none --build-arg "PROJECT=$PROJECT" --label "io.plimsoll.inputs=$HASH" \
     -f "$HERE/$role.Dockerfile" -t "$name" "$HERE" >/var/tmp/plimsoll-docker-build.log 2>&1 \
     || { cat /var/tmp/plimsoll-docker-build.log >&2; die "docker build $name failed"; }
 done
