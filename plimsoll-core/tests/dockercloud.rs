@@ -379,11 +379,15 @@ async fn the_guest_bounds_itself_a_flood_runs_on_and_a_deadline_is_124() {
     let r = Runner::from_engine(engine);
 
     // A flood is cut in the guest and drained: the guest is not killed by
-    // SIGPIPE, it runs on and exits as it chooses.
+    // SIGPIPE, it runs on and exits as it chooses. Each write waits for the
+    // one before it: node's stdout pipe may be non-blocking, and a busy loop
+    // would only queue writes past the first pipe-full, which the exit drops.
     let mut req = Request::new(Payload::JavaScript(JavaScriptRun {
         code: "const s = 'x'.repeat(1 << 16); const end = Date.now() + 1500; \
-               while (Date.now() < end) process.stdout.write(s); \
-               console.error('survived'); process.exit(5)"
+               (async () => { \
+                 while (Date.now() < end) await new Promise(r => process.stdout.write(s, r)); \
+                 console.error('survived'); process.exit(5); \
+               })()"
             .into(),
         grant_profile: String::new(),
     }));
