@@ -10,7 +10,7 @@
 //! for its REST API, so loopback tests written from its API reference check
 //! that one (`standins/tests/dockercloud.rs`). OpenShell's gateway is gRPC
 //! over mutual TLS, generated from the protocol definitions of the pinned
-//! `openshell` release (`standins/proto/openshell/`). Every sandbox a stand-in
+//! `openshell` release (`openshell-proto/proto/`). Every sandbox a stand-in
 //! creates is a real local container, locked down (and under runsc when the
 //! stand-in is told to use it), so the code sent to it really runs.
 //!
@@ -19,6 +19,7 @@
 //! fleet. Each module says which parts of its API it covers.
 
 pub mod connect;
+pub mod container;
 pub mod dockercloud;
 pub mod e2b;
 pub mod openshell;

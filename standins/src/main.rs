@@ -15,7 +15,7 @@
 //! plimsoll-standin openshell [--listen ADDR] (--certs-dir DIR
 //!     | --cert FILE --key FILE --client-ca FILE [--ca FILE])
 //!     [--image REF=LOCALIMAGE]… [--runtime RUNTIME]
-//!     [--fault other-driver|readback-differs|policy-drift]…
+//!     [--fault other-driver|readback-differs|policy-drift|egress-open]…
 //! ```
 
 use std::collections::HashMap;

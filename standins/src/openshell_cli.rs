@@ -10,7 +10,7 @@ use plimsoll_standins::openshell::{self, Faults, Settings, tls::ServerTls};
 pub const USAGE: &str = "usage: plimsoll-standin openshell [--listen ADDR] \
 (--certs-dir DIR | --cert FILE --key FILE --client-ca FILE [--ca FILE]) \
 [--image REF=LOCALIMAGE]... [--runtime RUNTIME] \
-[--fault other-driver|readback-differs|policy-drift]...";
+[--fault other-driver|readback-differs|policy-drift|egress-open]...";
 
 struct Args {
     settings: Settings,
@@ -52,6 +52,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                 "other-driver" => faults.other_driver = true,
                 "readback-differs" => faults.readback_differs = true,
                 "policy-drift" => faults.policy_drift = true,
+                "egress-open" => faults.egress_open = true,
                 other => return Err(format!("unknown fault {other:?}")),
             },
             other => return Err(format!("unknown argument {other:?}")),

@@ -543,6 +543,7 @@ async fn mtls_lifecycle_exec_and_config() {
 #[tokio::test]
 async fn faults_are_visible() {
     let h = start(Faults {
+        egress_open: false,
         other_driver: true,
         readback_differs: true,
         policy_drift: true,

@@ -18,15 +18,14 @@
 use std::collections::HashMap;
 
 use bollard::Docker;
-use bollard::container::LogOutput;
-use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
 use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
     StopContainerOptionsBuilder,
 };
-use futures_util::stream::BoxStream;
-use tokio::io::AsyncWriteExt;
+
+use crate::container::Exec;
+pub use crate::container::Started;
 
 /// The label every stand-in container carries (its value: the stand-in's run id).
 pub const LABEL: &str = "io.plimsoll.standin.dockercloud";
@@ -60,14 +59,6 @@ pub struct Machine {
     docker: Docker,
     /// The container's name.
     pub container: String,
-}
-
-/// A started exec: its output stream, the exec id, and its stdin when asked for.
-pub struct Started {
-    /// stdout and stderr chunks, in order.
-    pub output: BoxStream<'static, Result<LogOutput, bollard::errors::Error>>,
-    /// The docker exec id.
-    pub exec_id: String,
 }
 
 fn fail(what: &str, e: impl std::fmt::Display) -> String {
@@ -194,65 +185,19 @@ impl Machine {
         working_dir: Option<String>,
         stdin: Option<Vec<u8>>,
     ) -> Result<Started, String> {
-        let created = self
-            .docker
-            .create_exec(
-                &self.container,
-                CreateExecOptions::<String> {
-                    attach_stdin: Some(stdin.is_some()),
-                    attach_stdout: Some(true),
-                    attach_stderr: Some(true),
-                    tty: Some(false),
-                    user,
-                    working_dir,
-                    cmd: Some(argv),
-                    env: Some(env),
-                    privileged: Some(false),
-                    ..CreateExecOptions::default()
-                },
-            )
-            .await
-            .map_err(|e| fail("docker exec create", e))?;
-        let start = self
-            .docker
-            .start_exec(
-                &created.id,
-                Some(StartExecOptions {
-                    detach: false,
-                    tty: false,
-                    output_capacity: Some(64 * 1024),
-                }),
-            )
-            .await
-            .map_err(|e| fail("docker exec start", e))?;
-        let StartExecResults::Attached { output, mut input } = start else {
-            return Err("docker detached an attached exec".into());
+        let exec = Exec {
+            argv,
+            env,
+            user,
+            working_dir,
+            stdin,
         };
-        match stdin {
-            Some(bytes) => {
-                tokio::spawn(async move {
-                    let _ = input.write_all(&bytes).await;
-                    let _ = input.shutdown().await;
-                });
-            }
-            None => drop(input),
-        }
-        Ok(Started {
-            output,
-            exec_id: created.id,
-        })
+        crate::container::exec(&self.docker, &self.container, exec).await
     }
 
     /// The exit code docker recorded for an exec, once it has one.
     pub async fn exit_code(&self, exec_id: &str) -> Option<i64> {
-        for _ in 0..250 {
-            match self.docker.inspect_exec(exec_id).await {
-                Ok(i) if i.running != Some(true) => return i.exit_code,
-                Ok(_) => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
-                Err(_) => return None,
-            }
-        }
-        None
+        crate::container::exit_code(&self.docker, exec_id).await
     }
 }
 

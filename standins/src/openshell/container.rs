@@ -12,18 +12,21 @@
 //! * `spec.template.resources.limits` (Kubernetes quantities: `cpu` `"1"`,
 //!   `"500m"`; `memory` `"256Mi"`, `"1G"`, bytes) applied as docker limits,
 //!   [`DEFAULT_MEMORY`] when none is asked for;
-//! * the stand-in's runtime (`runsc`) when it has one, and [`LABEL`] = its run id.
+//! * the stand-in's runtime (`runsc`) when it has one (then without docker's
+//!   seccomp profile, which gVisor's `--oci-seccomp` would apply inside the
+//!   sentry, where it stops node's threads: the sentry is the wall), and
+//!   [`LABEL`] = its run id.
 
 use std::collections::HashMap;
 
 use bollard::Docker;
-use bollard::container::LogOutput;
-use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
 use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder, StopContainerOptionsBuilder,
 };
-use futures_util::stream::BoxStream;
+
+use crate::container::Exec;
+pub use crate::container::Started;
 
 /// The label every stand-in container carries (its value: the stand-in's run id).
 pub const LABEL: &str = "io.plimsoll.standin.openshell";
@@ -115,14 +118,6 @@ pub struct Machine {
     pub container: String,
 }
 
-/// A started exec.
-pub struct Started {
-    /// stdout and stderr chunks, in order.
-    pub output: BoxStream<'static, Result<LogOutput, bollard::errors::Error>>,
-    /// The docker exec id.
-    pub exec_id: String,
-}
-
 fn fail(what: &str, e: impl std::fmt::Display) -> String {
     format!("{what}: {e}")
 }
@@ -133,7 +128,7 @@ impl Machine {
         docker: &Docker,
         name: &str,
         image: &str,
-        runtime: Option<String>,
+        settings: &super::Settings,
         limits: Limits,
         env: Vec<String>,
         labels: HashMap<String, String>,
@@ -142,15 +137,23 @@ impl Machine {
             .inspect_image(image)
             .await
             .map_err(|e| fail("docker image inspect", e))?;
+        let (runtime, egress_open) = (settings.runtime.clone(), settings.faults.egress_open);
+        // Under gVisor the sentry is the wall: docker's default seccomp
+        // profile, applied inside it (`--oci-seccomp`), stops node's threads.
+        let mut security_opt = vec!["no-new-privileges".to_owned()];
+        if runtime.as_deref() == Some("runsc") {
+            security_opt.push("seccomp=unconfined".into());
+        }
+        let network = if egress_open { "bridge" } else { "none" };
         let host = HostConfig {
             runtime,
-            network_mode: Some("none".into()),
+            network_mode: Some(network.into()),
             memory: Some(limits.memory),
             memory_swap: Some(limits.memory),
             nano_cpus: limits.nano_cpus,
             pids_limit: Some(PIDS_LIMIT),
             cap_drop: Some(vec!["ALL".into()]),
-            security_opt: Some(vec!["no-new-privileges".into()]),
+            security_opt: Some(security_opt),
             readonly_rootfs: Some(true),
             tmpfs: Some(HashMap::from([("/tmp".to_owned(), TMPFS.to_owned())])),
             init: Some(false),
@@ -162,7 +165,7 @@ impl Machine {
             cmd: Some(vec!["infinity".into()]),
             env: Some(env),
             labels: Some(labels),
-            network_disabled: Some(true),
+            network_disabled: Some(!egress_open),
             host_config: Some(host),
             ..ContainerCreateBody::default()
         };
@@ -213,48 +216,12 @@ impl Machine {
 
     /// Starts `argv` as the image's user, attached, stdin written then closed.
     pub async fn exec(&self, argv: Vec<String>, stdin: Vec<u8>) -> Result<Started, String> {
-        use tokio::io::AsyncWriteExt;
-        let created = self
-            .docker
-            .create_exec(
-                &self.container,
-                CreateExecOptions::<String> {
-                    attach_stdin: Some(true),
-                    attach_stdout: Some(true),
-                    attach_stderr: Some(true),
-                    tty: Some(false),
-                    cmd: Some(argv),
-                    privileged: Some(false),
-                    ..CreateExecOptions::default()
-                },
-            )
-            .await
-            .map_err(|e| fail("docker exec create", e))?;
-        let start = self
-            .docker
-            .start_exec(
-                &created.id,
-                Some(StartExecOptions {
-                    detach: false,
-                    tty: false,
-                    output_capacity: Some(64 * 1024),
-                }),
-            )
-            .await
-            .map_err(|e| fail("docker exec start", e))?;
-        let StartExecResults::Attached { output, mut input } = start else {
-            return Err("docker detached an attached exec".into());
+        let exec = Exec {
+            argv,
+            stdin: Some(stdin),
+            ..Exec::default()
         };
-        tokio::spawn(async move {
-            if !stdin.is_empty() {
-                let _ = input.write_all(&stdin).await;
-            }
-            let _ = input.shutdown().await;
-        });
-        Ok(Started {
-            output,
-            exec_id: created.id,
-        })
+        crate::container::exec(&self.docker, &self.container, exec).await
     }
 
     /// Runs `argv` to its end and returns its exit code (output discarded).
@@ -267,15 +234,20 @@ impl Machine {
             .ok_or_else(|| "no exit code".to_owned())
     }
 
+    /// Whether the container is still running (`false` too when docker
+    /// cannot say: it is gone).
+    pub async fn running(&self) -> bool {
+        self.docker
+            .inspect_container(&self.container, None)
+            .await
+            .ok()
+            .and_then(|c| c.state)
+            .and_then(|s| s.running)
+            .unwrap_or(false)
+    }
+
     /// The exit code docker recorded for an exec, once it has one.
     pub async fn exit_code(&self, exec_id: &str) -> Option<i64> {
-        for _ in 0..250 {
-            match self.docker.inspect_exec(exec_id).await {
-                Ok(i) if i.running != Some(true) => return i.exit_code,
-                Ok(_) => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
-                Err(_) => return None,
-            }
-        }
-        None
+        crate::container::exit_code(&self.docker, exec_id).await
     }
 }

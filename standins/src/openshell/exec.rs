@@ -41,6 +41,8 @@ pub const MAX_WORKDIR_LEN: usize = 4096;
 pub const MAX_COMMAND_LEN: usize = 256 * 1024;
 /// The exit code a command cut at its timeout reports.
 pub const TIMEOUT_EXIT: i32 = 124;
+/// The exit code of a command whose sandbox died under it (killed with it).
+pub const KILLED_EXIT: i32 = 137;
 /// The `OPENSHELL_` environment key an exec may set (the client's `exec_python`).
 const ALLOWED_OPENSHELL_KEYS: &[&str] = &["OPENSHELL_PYFUNC_B64"];
 /// Where each exec's process-group id is kept while it runs.
@@ -220,6 +222,11 @@ pub async fn start(
             }
         };
         tokio::pin!(deadline);
+        // A sandbox killed under its command (gVisor's whole sandbox is
+        // OOM-killed when the guest passes the memory cap) ends the command
+        // as killed, as its process was.
+        let mut alive = tokio::time::interval(Duration::from_secs(1));
+        alive.tick().await;
         loop {
             tokio::select! {
                 chunk = started.output.next() => match chunk {
@@ -248,6 +255,12 @@ pub async fn start(
                     kill_group(&machine, &pid_file).await;
                     let _ = tx.send(event(Payload::Exit(ExecSandboxExit { exit_code: TIMEOUT_EXIT }))).await;
                     return;
+                }
+                _ = alive.tick() => {
+                    if !machine.running().await {
+                        let _ = tx.send(event(Payload::Exit(ExecSandboxExit { exit_code: KILLED_EXIT }))).await;
+                        return;
+                    }
                 }
                 () = tx.closed() => {
                     tracing::debug!(sandbox = %sandbox.name, "exec stream dropped; killing its process group");

@@ -1,7 +1,7 @@
 //! The NVIDIA OpenShell stand-in: the gateway's gRPC API (service
 //! `openshell.v1.OpenShell`, HTTP/2) over mutual TLS, generated from the
 //! 0.1.5 protocol definitions ([`proto`]; vendored and pinned under
-//! `standins/proto/openshell/`). Notes on the protocol:
+//! `openshell-proto/proto/`). Notes on the protocol:
 //! `docs/research/hosted-providers.md` §3 (read at a HEAD older than 0.1.x:
 //! 0.1.5 names sandboxes, not ids, in `ExecSandbox` and `GetSandboxConfig`,
 //! scopes every call to a workspace, pages with tokens, answers deletes with
@@ -80,6 +80,9 @@ pub struct Faults {
     /// `GetSandboxConfig` reports a policy (and its hash) with a network
     /// rule the create did not ask for.
     pub policy_drift: bool,
+    /// Sandboxes get docker's default bridge network (an interface besides
+    /// loopback, and a way out), as a gateway whose egress wall is broken.
+    pub egress_open: bool,
 }
 
 /// How the stand-in is set up.

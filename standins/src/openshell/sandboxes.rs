@@ -144,16 +144,8 @@ impl Gateway {
                     ),
                 ]);
                 let name = format!("plimsoll-openshell-{}-{}", standin.run_id, &s.id[..8]);
-                container::Machine::create(
-                    &standin.docker,
-                    &name,
-                    &image,
-                    st.runtime.clone(),
-                    limits,
-                    env,
-                    labels,
-                )
-                .await
+                container::Machine::create(&standin.docker, &name, &image, st, limits, env, labels)
+                    .await
             }
         };
         let still_there = standin

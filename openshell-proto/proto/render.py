@@ -5,8 +5,8 @@ release). The wheel carries no `.proto` text and the vendor repository has
 no tag for it, so this is how the files were made:
 
     python3 -m venv /tmp/os && /tmp/os/bin/pip install openshell==0.1.5
-    /tmp/os/bin/python standins/proto/openshell/render.py            # write
-    /tmp/os/bin/python standins/proto/openshell/render.py --check    # compare
+    /tmp/os/bin/python openshell-proto/proto/render.py            # write
+    /tmp/os/bin/python openshell-proto/proto/render.py --check    # compare
 
 `--check` fails when a vendored file differs from what the installed wheel
 renders to. Comments did not survive compilation, so the files have none;

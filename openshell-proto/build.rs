@@ -1,9 +1,9 @@
 //! Generates the OpenShell gateway's messages and service (server and client)
-//! from the vendored 0.1.5 `.proto` files (`proto/openshell/`, pinned in its
+//! from the vendored 0.1.5 `.proto` files (`proto/`, pinned in its
 //! README): `protox` parses them in Rust, so no system `protoc` is needed.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = "proto/openshell";
+    let dir = "proto";
     let files = [
         "options.proto",
         "datamodel.proto",
