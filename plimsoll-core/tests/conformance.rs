@@ -20,9 +20,9 @@
 //!   never reaches it, and the guest sees no credential; refused, not
 //!   dispatched, where not claimed.
 //!
-//! wasm, docker on runc, docker on runsc and e2b (against the E2B stand-in,
-//! in process) run it here; every later provider runs it unchanged, with its
-//! own subject. Docker unreachable, or a runtime
+//! wasm, docker on runc, docker on runsc, and e2b, dockercloud and
+//! openshell (against their stand-ins, in process) run it here; every later
+//! provider runs it unchanged, with its own subject. Docker unreachable, or a runtime
 //! unregistered, fails these tests: they never skip.
 #![expect(clippy::unwrap_used, reason = "integration tests fail loudly")]
 
@@ -558,6 +558,51 @@ async fn dockercloud_conforms() {
             let left = left.clone();
             Box::pin(async move {
                 let mut all: Vec<String> = left.sandboxes().into_iter().map(|(u, _)| u).collect();
+                all.extend(left.containers().await);
+                all
+            })
+        }),
+        start_wait: Duration::from_millis(2500),
+        api,
+    })
+    .await;
+    Arc::into_inner(standin).unwrap().stop().await;
+}
+
+/// openshell against the OpenShell gateway stand-in (mutual TLS, the 0.1.5
+/// protocol; its sandboxes are local containers under gVisor, where the
+/// proof's walls hold on a host without Yama).
+#[cfg(all(feature = "openshell", feature = "docker"))]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openshell_conforms() {
+    use plimsoll_core::config::Config;
+    use plimsoll_core::provider::Chosen;
+
+    let standin =
+        Arc::new(support::OpenShellStandIn::start(Some("runsc"), Default::default()).await);
+    // No relay in this build: the granted case must be refused per run.
+    let api = Arc::default();
+    let config = Config {
+        provider: Chosen::new(standin.settings()),
+        instance: format!(
+            "plimsoll-test:conformance-openshell-{}",
+            hex::encode(rand::random::<[u8; 4]>())
+        ),
+        ..Config::default()
+    };
+    let engine = Engine::start(&config)
+        .await
+        .unwrap_or_else(|e| panic!("openshell against the stand-in: {e}"));
+    let left = standin.clone();
+    conform(Subject {
+        name: "openshell (stand-in, runsc)".into(),
+        engine,
+        tier: Isolation::Container,
+        provider: "openshell",
+        sandboxes: Box::new(move || {
+            let left = left.clone();
+            Box::pin(async move {
+                let mut all = left.sandboxes();
                 all.extend(left.containers().await);
                 all
             })

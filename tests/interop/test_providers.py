@@ -1,6 +1,7 @@
 """The published client (plimsoll-client 0.23.0) against plimsolld on the real
 providers: wasm (tier process), docker on runc (container) and on runsc (kernel),
-and the hosted providers at vm against their stand-ins: e2b and dockercloud.
+and the hosted providers against their stand-ins: e2b and dockercloud (vm),
+openshell (container).
 Every answer's record is verified by the client itself; a floor above the mark
 is refused before anything runs."""
 
@@ -217,3 +218,63 @@ def test_dockercloud_runs_snippets_and_projects_at_vm(start_daemon, clients_file
     assert d.stop() == 0
     log = d.log()
     assert pat not in log and "dckr_pat_" not in log
+
+
+# What SANDBOX_OPENSHELL_IMAGE names; the stand-in maps it to the local project image.
+OPENSHELL_IMAGE = "registry.invalid/plimsoll/project:latest"
+
+
+@pytest.fixture
+def openshell_standin(tmp_path):
+    """The OpenShell gateway stand-in (target/debug/plimsoll-standin) under
+    gVisor, with a fresh CA and client bundle in a temporary directory: its
+    URL and the bundle's directory."""
+    certs = tmp_path / "mtls"
+    proc = subprocess.Popen(
+        [str(STANDIN), "openshell", "--certs-dir", str(certs), "--listen", "127.0.0.1:0",
+         "--runtime", "runsc", "--image", f"{OPENSHELL_IMAGE}=plimsoll/project:latest"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    url = json.loads(proc.stdout.readline())["gateway"]
+    yield url.replace("127.0.0.1", "localhost"), certs
+    proc.terminate()
+    assert proc.wait(60) == 0
+
+
+def test_openshell_runs_snippets_and_projects_at_container(start_daemon, clients_file, openshell_standin):
+    url, certs = openshell_standin
+    d = start_daemon(SANDBOX_PROVIDER="openshell", SANDBOX_OPENSHELL_GATEWAY_URL=url,
+                     SANDBOX_OPENSHELL_CA_FILE=str(certs / "ca.crt"),
+                     SANDBOX_OPENSHELL_CERT_FILE=str(certs / "tls.crt"),
+                     SANDBOX_OPENSHELL_KEY_FILE=str(certs / "tls.key"),
+                     SANDBOX_OPENSHELL_IMAGE=OPENSHELL_IMAGE,
+                     PLIMSOLL_CLIENTS_FILE=clients_file)
+    key = (certs / "tls.key").read_text().splitlines()[1]
+    c = client(d)
+    info = c.describe()
+    assert (info.provider, info.isolation, info.supports_project, info.supports_sessions) == (
+        "openshell", "container", True, False)
+    # Grants on OpenShell go through the in-sandbox relay, not built yet: none offered.
+    assert not info.supports_javascript_grants and not info.supports_project_grants
+    r = c.run_javascript("console.log(6*7)", minimum_isolation="container")
+    assert (r.stdout, r.exit_code) == (b"42\n", 0)
+    check_record(r, "container")
+    with pytest.raises(errors.InsufficientIsolationError) as e:
+        c.run_javascript("console.log(1)", minimum_isolation="kernel")
+    assert e.value.not_dispatched == "isolation"
+    p = c.run_project(
+        {"main.js": "console.log(require('./lib.js'))", "lib/x.txt": "x", "lib.js": "module.exports = 42"},
+        ["node main.js > out.txt", "cat out.txt", "exit 4", "echo never"],
+        artifacts=["out.txt"],
+        minimum_isolation="container",
+    )
+    assert p.outcome == "completed", p.detail
+    assert [s.exit_code for s in p.steps] == [0, 0, 4]
+    assert p.steps[1].stdout == b"42\n"
+    assert [(a.path, a.content) for a in p.artifacts] == [("out.txt", b"42\n")]
+    check_record(p, "container")
+    with pytest.raises(errors.UnsupportedError) as e:
+        c.open_session()
+    assert e.value.not_dispatched == "unsupported"
+    assert d.stop() == 0
+    assert key not in d.log()

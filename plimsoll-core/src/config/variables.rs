@@ -7,7 +7,7 @@ pub const VARIABLES: &[Var] = &[
     Var {
         name: "SANDBOX_PROVIDER",
         default: "disabled",
-        help: "one provider per daemon: disabled, wasm or docker in this build (plimsolld -h lists them)",
+        help: "one provider per daemon: disabled, wasm, docker, e2b, dockercloud or openshell (each this build includes; its variables are listed below)",
     },
     Var {
         name: "SANDBOX_MIN_ISOLATION",

@@ -31,8 +31,10 @@ pub mod docker;
 pub mod dockercloud;
 #[cfg(feature = "e2b")]
 pub mod e2b;
-#[cfg(any(feature = "e2b", feature = "dockercloud"))]
+#[cfg(any(feature = "e2b", feature = "dockercloud", feature = "openshell"))]
 mod hosted;
+#[cfg(feature = "openshell")]
+pub mod openshell;
 #[cfg(feature = "wasm")]
 pub mod wasm;
 

@@ -92,6 +92,8 @@ pub static PLUGINS: &[&Plugin] = &[
     &super::e2b::PLUGIN,
     #[cfg(feature = "dockercloud")]
     &super::dockercloud::PLUGIN,
+    #[cfg(feature = "openshell")]
+    &super::openshell::PLUGIN,
 ];
 
 /// The registered plugin called `name` (trimmed, case-insensitive).

@@ -348,3 +348,107 @@ impl DockerCloudStandIn {
         }
     }
 }
+
+/// The image reference the OpenShell stand-in maps to the local project image.
+#[cfg(all(feature = "openshell", feature = "docker"))]
+pub const OPENSHELL_IMAGE: &str = "registry.invalid/plimsoll/project:latest";
+
+/// The OpenShell gateway stand-in (`plimsoll-standins`), served in this
+/// process over mutual TLS on a loopback port, its sandboxes local containers
+/// under `runtime`; stopped (its sandboxes removed) by [`OpenShellStandIn::stop`].
+#[cfg(all(feature = "openshell", feature = "docker"))]
+pub struct OpenShellStandIn {
+    /// `https://localhost:<port>`.
+    pub url: String,
+    /// `ca.crt`, `tls.crt`, `tls.key` (the client's), `server.*`.
+    pub certs: tempfile::TempDir,
+    /// The stand-in's state.
+    pub standin: Arc<plimsoll_standins::openshell::StandIn>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    served: Option<tokio::task::JoinHandle<Result<(), String>>>,
+}
+
+#[cfg(all(feature = "openshell", feature = "docker"))]
+impl OpenShellStandIn {
+    /// Starts one mapping [`OPENSHELL_IMAGE`] to `plimsoll/project:latest`,
+    /// its sandboxes under `runtime` (`None`: docker's default), with `faults`.
+    pub async fn start(
+        runtime: Option<&str>,
+        faults: plimsoll_standins::openshell::Faults,
+    ) -> OpenShellStandIn {
+        use plimsoll_standins::openshell::{self, Settings, StandIn};
+        let standin = StandIn::new(Settings {
+            images: std::collections::HashMap::from([(
+                OPENSHELL_IMAGE.to_owned(),
+                "plimsoll/project:latest".to_owned(),
+            )]),
+            runtime: runtime.map(str::to_owned),
+            faults,
+        })
+        .unwrap();
+        standin.docker.ping().await.expect("docker is required");
+        let certs = tempfile::tempdir().unwrap();
+        let tls = openshell::tls::generate(certs.path()).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!(
+            "https://localhost:{}",
+            listener.local_addr().unwrap().port()
+        );
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let served = tokio::spawn(openshell::serve(standin.clone(), listener, tls, async {
+            let _ = rx.await;
+        }));
+        OpenShellStandIn {
+            url,
+            certs,
+            standin,
+            stop: Some(tx),
+            served: Some(served),
+        }
+    }
+
+    /// The provider's settings for this gateway and its client bundle.
+    pub fn settings(&self) -> plimsoll_core::provider::openshell::OpenShellSettings {
+        let read = |f: &str| std::fs::read(self.certs.path().join(f)).unwrap();
+        plimsoll_core::provider::openshell::OpenShellSettings {
+            gateway_url: Some(url::Url::parse(&self.url).unwrap()),
+            ca_pem: read("ca.crt"),
+            cert_pem: read("tls.crt"),
+            key_pem: Some(Arc::new(plimsoll_core::secret::Secret::new(
+                String::from_utf8(read("tls.key")).unwrap(),
+            ))),
+            image: OPENSHELL_IMAGE.into(),
+            ..Default::default()
+        }
+    }
+
+    /// The names of the sandboxes it has now, in every workspace.
+    pub fn sandboxes(&self) -> Vec<String> {
+        plimsoll_standins::openshell::lock(&self.standin.sandboxes)
+            .values()
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
+    /// The containers it has now.
+    pub async fn containers(&self) -> Vec<String> {
+        labelled(
+            plimsoll_standins::openshell::container::LABEL,
+            &self.standin.run_id,
+        )
+        .await
+        .into_iter()
+        .flat_map(|c| c.names.unwrap_or_default())
+        .collect()
+    }
+
+    /// Stops it and waits until its sandboxes are removed.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(s) = self.served.take() {
+            s.await.unwrap().unwrap();
+        }
+    }
+}

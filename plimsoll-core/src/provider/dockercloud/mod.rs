@@ -56,7 +56,7 @@ pub(crate) struct Inner {
     instance: String,
     /// `plimsoll-<12 hex of the instance's SHA-256>-`.
     prefix: String,
-    leases: sandbox::Leases,
+    leases: crate::provider::hosted::lease::Leases,
 }
 
 /// The display-name prefix of `instance`'s sandboxes (Docker allows only
@@ -105,7 +105,7 @@ impl DockerCloud {
                 settings: settings.clone(),
                 prefix: name_prefix(&setup.instance),
                 instance: setup.instance.clone(),
-                leases: sandbox::Leases::default(),
+                leases: Default::default(),
             }),
             proven: OnceLock::new(),
         })

@@ -10,14 +10,15 @@
 //! prefixed sandboxes no lease tracks, and another instance's once they are
 //! older than their declared lifetime plus 5 minutes.
 
-use std::collections::{BTreeMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::Inner;
 use super::endpoint::Endpoint;
 use super::model::{Sandbox, Spec};
 use crate::error::{Error, Result};
+use crate::provider::hosted::lease;
 
 /// The label naming the daemon instance that made a sandbox.
 pub const INSTANCE_LABEL: &str = "plimsoll-instance";
@@ -33,27 +34,6 @@ const START_BUDGET: Duration = Duration::from_secs(120);
 const DELETE_BUDGET: Duration = Duration::from_secs(30);
 /// The endpoint credential's life (Docker's most).
 pub const CREDENTIAL_TTL: Duration = Duration::from_secs(300);
-/// How long past its declared lifetime another instance's sandbox is left.
-const OTHERS_GRACE: Duration = Duration::from_secs(300);
-
-/// The leases of sandboxes this daemon is responsible for.
-#[derive(Debug, Default)]
-pub(crate) struct Leases(Mutex<HashSet<String>>);
-
-impl Leases {
-    fn lock(&self) -> MutexGuard<'_, HashSet<String>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-    fn track(&self, lease: &str) {
-        self.lock().insert(lease.to_owned());
-    }
-    fn release(&self, lease: &str) {
-        self.lock().remove(lease);
-    }
-    fn tracked(&self, lease: &str) -> bool {
-        self.lock().contains(lease)
-    }
-}
 
 /// A created sandbox, deleted when dropped (in the background) unless
 /// [`Guard::delete`] did it first.
@@ -276,20 +256,13 @@ impl Inner {
 }
 
 /// Whether another instance's sandbox is older than its declared lifetime
-/// plus [`OTHERS_GRACE`] (one that declares none, or whose age is unknown,
-/// is left alone).
+/// plus five minutes ([`lease::expired`]).
 pub(crate) fn expired(s: &Sandbox, now: SystemTime) -> bool {
-    let Some(lifetime) = s
-        .labels
-        .get(LIFETIME_LABEL)
-        .and_then(|l| l.parse::<u64>().ok())
-    else {
-        return false;
-    };
-    let Some(created) = super::model::parse_rfc3339(&s.created_at) else {
-        return false;
-    };
-    created + Duration::from_secs(lifetime) + OTHERS_GRACE < now
+    lease::expired(
+        super::model::parse_rfc3339(&s.created_at),
+        s.labels.get(LIFETIME_LABEL).map(String::as_str),
+        now,
+    )
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! What the hosted providers (their sandboxes on another company's machines,
-//! reached over HTTP) share: bounded HTTP ([`http`]), the rule for the
-//! addresses they are reached at ([`endpoint`]), and the probe and artifact
+//! reached over the network) share: bounded HTTP ([`http`]), the rule for the
+//! addresses they are reached at ([`endpoint`]), the leases that say which
+//! sandboxes a daemon answers for ([`lease`]), and the probe and artifact
 //! check they run in their guests ([`probe`]).
 
 use url::Url;
@@ -9,6 +10,7 @@ use crate::env::ConfigError;
 use crate::loopback::is_loopback_url;
 
 pub(crate) mod http;
+pub(crate) mod lease;
 pub(crate) mod probe;
 
 /// An address a hosted service is reached at, from `variable`: https, or
