@@ -143,6 +143,20 @@ cargo build -q -p plimsoll-standins
 "$VENV/bin/python" tests/standins/openshell_client.py "$ROOT/target/debug/plimsoll-standin"
 "$VENV/bin/python" tests/standins/openshell_client.py "$ROOT/target/debug/plimsoll-standin" --runtime runsc
 
+step "the live test's own path (scripts/live.sh openshell), pointed at the OpenShell stand-in"
+live_certs="$(mktemp -d)"
+exec {live_out}< <("$ROOT/target/debug/plimsoll-standin" openshell --certs-dir "$live_certs" --runtime runsc \
+  --image registry.invalid/plimsoll/project:latest=plimsoll/project:latest & echo "pid $!"; wait)
+read -r _ live_pid <&"$live_out"
+read -r live_addr <&"$live_out"
+live_url="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["gateway"].replace("127.0.0.1","localhost"))' "$live_addr")"
+SANDBOX_OPENSHELL_GATEWAY_URL="$live_url" SANDBOX_OPENSHELL_CA_FILE="$live_certs/ca.crt" \
+  SANDBOX_OPENSHELL_CERT_FILE="$live_certs/tls.crt" SANDBOX_OPENSHELL_KEY_FILE="$live_certs/tls.key" \
+  SANDBOX_OPENSHELL_IMAGE=registry.invalid/plimsoll/project:latest bash scripts/live.sh openshell
+kill "$live_pid"; wait "$live_pid" 2>/dev/null || true
+exec {live_out}<&-
+rm -rf "$live_certs"
+
 step "interop: the published plimsoll-client 0.23.0 against plimsolld"
 cargo build -p plimsolld
 if ! "$VENV/bin/python" -c 'import plimsoll_client, pytest, jwt; assert plimsoll_client.__version__ == "0.23.0"' 2>/dev/null; then
