@@ -363,3 +363,209 @@ async fn a_client_certificate_the_gateway_does_not_trust_is_a_clear_refusal() {
     );
     s.stop().await;
 }
+
+/// One session call on `engine`, its record checked against the chain.
+async fn session_call(
+    engine: &Engine,
+    id: &str,
+    chain: &mut plimsoll_core::verify::Chain,
+    payload: Payload,
+) -> Result<plimsoll_core::result::Output, plimsoll_core::Error> {
+    let mut req = Request::new(payload);
+    req.envelope.timeout_ms = 20_000;
+    let caller = plimsoll_core::engine::Caller {
+        principal: "alice".into(),
+    };
+    let a = engine
+        .session_run(&caller, id, req.clone(), CancellationToken::new())
+        .await?;
+    let run = a.run.unwrap();
+    chain.check_call(&req, &run).unwrap();
+    Ok(run.output.unwrap())
+}
+
+fn cell(language: &str, code: &str) -> Payload {
+    Payload::Cell(plimsoll_core::request::CellRun {
+        language: language.into(),
+        code: code.into(),
+        files: vec![],
+    })
+}
+
+fn step(script: &str) -> Payload {
+    Payload::Project(ProjectRun {
+        steps: vec![script.into()],
+        ..ProjectRun::default()
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_keeps_files_and_interpreters_cleans_between_calls_and_ends_honestly() {
+    use plimsoll_core::error::SessionEnd;
+    use plimsoll_core::result::CellResult;
+    use plimsoll_core::wire::OpenSessionRequest;
+
+    let s = OpenShellStandIn::start(Some("runsc"), Faults::default()).await;
+    let mut cfg = config(s.settings(), &instance());
+    cfg.sessions = plimsoll_core::session::SessionSettings {
+        max_sessions: 2,
+        max_per_caller: 2,
+        disk_mb: 2,
+        ..Default::default()
+    };
+    let engine = Engine::start(&cfg).await.unwrap();
+    let d = engine.describe();
+    assert!(d.supports_sessions, "{d:?}");
+    let caller = plimsoll_core::engine::Caller {
+        principal: "alice".into(),
+    };
+    let open = engine
+        .open_session(
+            &caller,
+            &OpenSessionRequest {
+                protocol: plimsoll_core::request::PROTOCOL,
+                minimum_isolation: "container".into(),
+                languages: vec!["python".into()],
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(open.isolation, "container");
+    let id = open.session_id.clone();
+    let mut chain = plimsoll_core::verify::Chain::new(&id);
+    let cell_of = |o: Output| match o {
+        Output::Cell(c) => c,
+        o => panic!("{o:?}"),
+    };
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+
+    // The hinted interpreter was started at open; its first cell says so.
+    let a: CellResult = cell_of(
+        session_call(&engine, &id, &mut chain, cell("python", "x = 41"))
+            .await
+            .unwrap(),
+    );
+    assert!(a.interpreter_started && a.exit_code == 0, "{a:?}");
+    let b = cell_of(
+        session_call(&engine, &id, &mut chain, cell("python", "print(x + 1)"))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        (text(&b.stdout).as_str(), b.interpreter_started),
+        ("42\n", false)
+    );
+
+    // What a call leaves running is gone by the next; its files stay.
+    let Output::Project(p) = session_call(
+        &engine,
+        &id,
+        &mut chain,
+        step("echo kept > kept.txt; setsid sleep 301 >/dev/null 2>&1 < /dev/null & (sleep 302 &) ; true"),
+    )
+    .await
+    .unwrap() else {
+        panic!("not a project")
+    };
+    assert_eq!(p.outcome, ProjectOutcome::Completed, "{p:?}");
+    let count = "n=0; for d in /proc/[0-9]*; do c=$(tr '\\0' ' ' < $d/cmdline 2>/dev/null); \
+                 case \"$c\" in 'sleep 30'[12]*) n=$((n+1));; esac; done; echo $n; cat kept.txt";
+    let Output::Project(p) = session_call(&engine, &id, &mut chain, step(count))
+        .await
+        .unwrap()
+    else {
+        panic!("not a project")
+    };
+    assert_eq!(text(&p.steps[0].stdout), "0\nkept\n", "{p:?}");
+
+    // A cell past its deadline ends its interpreter; the next one starts fresh.
+    let mut req = Request::new(cell("python", "import time; time.sleep(30)"));
+    req.envelope.timeout_ms = 1_500;
+    let slow = engine
+        .session_run(&caller, &id, req.clone(), CancellationToken::new())
+        .await
+        .unwrap()
+        .run
+        .unwrap();
+    chain.check_call(&req, &slow).unwrap();
+    let slow = cell_of(slow.output.unwrap());
+    assert!(slow.timed_out && slow.interpreter_ended, "{slow:?}");
+    let c = cell_of(
+        session_call(
+            &engine,
+            &id,
+            &mut chain,
+            cell("python", "print('x' in dir())"),
+        )
+        .await
+        .unwrap(),
+    );
+    assert_eq!(
+        (text(&c.stdout).as_str(), c.interpreter_started),
+        ("False\n", true)
+    );
+    let j = cell_of(
+        session_call(&engine, &id, &mut chain, cell("javascript", "6 * 7"))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        (text(&j.stdout).as_str(), j.interpreter_started),
+        ("42\n", true)
+    );
+
+    // Past the disk budget (2 MiB of /tmp), the session ends after the call.
+    session_call(
+        &engine,
+        &id,
+        &mut chain,
+        step("head -c 3145728 /dev/zero > big"),
+    )
+    .await
+    .unwrap();
+    let err = session_call(&engine, &id, &mut chain, cell("python", "1"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.session_end().map(|e| e.reason),
+        Some(SessionEnd::DiskExceeded),
+        "{err}"
+    );
+    none_left(&s, "a session ended by its disk budget").await;
+
+    // A session whose sandbox dies ends with its main process.
+    let open = engine
+        .open_session(
+            &caller,
+            &OpenSessionRequest {
+                protocol: plimsoll_core::request::PROTOCOL,
+                minimum_isolation: "container".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let mut chain = plimsoll_core::verify::Chain::new(&open.session_id);
+    session_call(&engine, &open.session_id, &mut chain, cell("python", "1"))
+        .await
+        .unwrap();
+    let containers = s.containers().await;
+    assert_eq!(containers.len(), 1, "{containers:?}");
+    support::docker()
+        .kill_container(
+            containers[0].trim_start_matches('/'),
+            None::<bollard::query_parameters::KillContainerOptions>,
+        )
+        .await
+        .unwrap();
+    let err = session_call(&engine, &open.session_id, &mut chain, cell("python", "1"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.session_end().map(|e| e.reason),
+        Some(SessionEnd::MainProcessEnded),
+        "{err}"
+    );
+    none_left(&s, "a session whose sandbox died").await;
+}

@@ -29,6 +29,9 @@ pub struct Exec {
     pub working_dir: Option<String>,
     /// Written to the command's stdin, which is then closed (`None`: no stdin).
     pub stdin: Option<Vec<u8>>,
+    /// Chunks forwarded to the command's stdin as they come; it is closed
+    /// when the sender is dropped (instead of `stdin`).
+    pub stdin_stream: Option<tokio::sync::mpsc::Receiver<Vec<u8>>>,
 }
 
 fn fail(what: &str, e: impl std::fmt::Display) -> String {
@@ -41,7 +44,7 @@ pub async fn exec(docker: &Docker, container: &str, exec: Exec) -> Result<Starte
         .create_exec(
             container,
             CreateExecOptions::<String> {
-                attach_stdin: Some(exec.stdin.is_some()),
+                attach_stdin: Some(exec.stdin.is_some() || exec.stdin_stream.is_some()),
                 attach_stdout: Some(true),
                 attach_stderr: Some(true),
                 tty: Some(false),
@@ -69,8 +72,18 @@ pub async fn exec(docker: &Docker, container: &str, exec: Exec) -> Result<Starte
     let StartExecResults::Attached { output, mut input } = start else {
         return Err("docker detached an attached exec".into());
     };
-    match exec.stdin {
-        Some(bytes) => {
+    match (exec.stdin, exec.stdin_stream) {
+        (_, Some(mut chunks)) => {
+            tokio::spawn(async move {
+                while let Some(bytes) = chunks.recv().await {
+                    if input.write_all(&bytes).await.is_err() || input.flush().await.is_err() {
+                        break;
+                    }
+                }
+                let _ = input.shutdown().await;
+            });
+        }
+        (Some(bytes), None) => {
             tokio::spawn(async move {
                 if !bytes.is_empty() {
                     let _ = input.write_all(&bytes).await;
@@ -78,7 +91,7 @@ pub async fn exec(docker: &Docker, container: &str, exec: Exec) -> Result<Starte
                 let _ = input.shutdown().await;
             });
         }
-        None => drop(input),
+        (None, None) => drop(input),
     }
     Ok(Started {
         output,

@@ -436,6 +436,80 @@ async fn mtls_lifecycle_exec_and_config() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
+    // An interactive exec: stdin streamed as it comes (each line answered
+    // before the next is sent), closed when the client half-closes; the
+    // first message must be the start; commands run as the image's user.
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    let input = |p| pb::ExecSandboxInput { payload: Some(p) };
+    tx.send(input(pb::exec_sandbox_input::Payload::Start(
+        pb::ExecSandboxRequest {
+            workspace_scope: ws(),
+            sandbox: "s1".into(),
+            command: vec![
+                "sh".into(),
+                "-c".into(),
+                "id -u; while read -r l; do echo \"got $l\"; done; echo eof".into(),
+            ],
+            ..pb::ExecSandboxRequest::default()
+        },
+    )))
+    .await
+    .unwrap();
+    let mut events = c
+        .exec_sandbox_interactive(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut out = String::new();
+    let mut next_line = async |out: &mut String| loop {
+        if let Some(i) = out.find('\n') {
+            let line = out[..i].to_owned();
+            out.drain(..=i);
+            return line;
+        }
+        match events.message().await.unwrap().unwrap().payload {
+            Some(pb::exec_sandbox_event::Payload::Stdout(d)) => {
+                out.push_str(&String::from_utf8_lossy(&d.data))
+            }
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_ne!(
+        next_line(&mut out).await,
+        "0",
+        "commands do not run as root"
+    );
+    for word in ["one", "two"] {
+        tx.send(input(pb::exec_sandbox_input::Payload::Stdin(
+            format!("{word}\n").into_bytes(),
+        )))
+        .await
+        .unwrap();
+        assert_eq!(next_line(&mut out).await, format!("got {word}"));
+    }
+    drop(tx);
+    assert_eq!(next_line(&mut out).await, "eof");
+    let exit = loop {
+        match events.message().await.unwrap() {
+            Some(pb::ExecSandboxEvent {
+                payload: Some(pb::exec_sandbox_event::Payload::Exit(e)),
+            }) => break e.exit_code,
+            Some(_) => {}
+            None => panic!("no exit"),
+        }
+    };
+    assert_eq!(exit, 0);
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    tx.send(input(pb::exec_sandbox_input::Payload::Stdin(b"x".to_vec())))
+        .await
+        .unwrap();
+    drop(tx);
+    let e = c
+        .exec_sandbox_interactive(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+
     // The policy read back, with the gateway's hash; the default when none was asked for.
     let config = |name: &str| sb::GetSandboxConfigRequest {
         workspace_scope: ws(),

@@ -94,3 +94,28 @@ def clients_file(tmp_path):
     path = tmp_path / "clients.json"
     path.write_text(json.dumps({"clients": entries}))
     return str(path)
+
+
+def session_flow(c, tier):
+    """One session through the published client on a provider that keeps
+    them: a snippet's file read by a project, a cell with files, state kept
+    across cells, leftover processes (detached, setsid, double-forked) gone by
+    the next call; every record at `tier`; the close summary checked by the
+    client against its chain."""
+    s = c.open_session(minimum_isolation="container")
+    r = s.run_javascript("require('fs').writeFileSync('kept.txt', 'kept'); console.log('wrote')")
+    assert (r.stdout, r.record.sequence, r.record.isolation) == (b"wrote\n", 1, tier)
+    p = s.run_project({"calc.py": "print(open('kept.txt').read())"}, ["python3 calc.py"])
+    assert p.steps[0].stdout == b"kept\n" and p.record.sequence == 2
+    cell = s.run_cell("import json\nx = json.loads(open('in.json').read())['n']\nx + 1", "python", files={"in.json": '{"n": 41}'})
+    assert (cell.stdout, cell.exit_code, cell.interpreter_started) == (b"42\n", 0, True)
+    cell = s.run_cell("x * 2", "python")
+    assert (cell.stdout, cell.interpreter_started) == (b"82\n", False)
+    s.run_project({}, ["nohup sleep 301 >/dev/null 2>&1 &", "setsid sleep 302 >/dev/null 2>&1 < /dev/null &", "sh -c '(sleep 303 &) &'"])
+    probe = (
+        "const fs=require('fs');"
+        "const left=fs.readdirSync('/proc').filter(p=>/^[0-9]+$/.test(p)).map(p=>{try{return fs.readFileSync('/proc/'+p+'/cmdline','utf8')}catch(e){return ''}})"
+        ".filter(c=>/sleep\\x0030[123]/.test(c));console.log(left.length)"
+    )
+    assert s.run_javascript(probe).stdout == b"0\n"
+    s.close()

@@ -8,7 +8,7 @@ import plimsoll_client
 import pytest
 from plimsoll_client import errors
 
-from conftest import TOKEN_ALICE, TOKEN_CAROL
+from conftest import TOKEN_ALICE, TOKEN_CAROL, session_flow
 
 SPIN = "const t=Date.now(); while(Date.now()-t<1200){}; console.log('done')"
 
@@ -59,24 +59,7 @@ def test_docker_session_flow(start_daemon, clients_file, runtime, tier):
     c = plimsoll_client.Client(d.url, token=TOKEN_ALICE)
     info = c.describe()
     assert info.supports_sessions and info.isolation == tier
-    s = c.open_session(minimum_isolation="container")
-    r = s.run_javascript("require('fs').writeFileSync('kept.txt', 'kept'); console.log('wrote')")
-    assert (r.stdout, r.record.sequence) == (b"wrote\n", 1)
-    p = s.run_project({"calc.py": "print(open('kept.txt').read())"}, ["python3 calc.py"])
-    assert p.steps[0].stdout == b"kept\n" and p.record.sequence == 2
-    cell = s.run_cell("import json\nx = json.loads(open('in.json').read())['n']\nx + 1", "python", files={"in.json": '{"n": 41}'})
-    assert (cell.stdout, cell.exit_code, cell.interpreter_started) == (b"42\n", 0, True)
-    cell = s.run_cell("x * 2", "python")
-    assert (cell.stdout, cell.interpreter_started) == (b"82\n", False)
-    # A leftover background process — detached, setsid, double-forked — is gone by the next call.
-    s.run_project({}, ["nohup sleep 301 >/dev/null 2>&1 &", "setsid sleep 302 >/dev/null 2>&1 < /dev/null &", "sh -c '(sleep 303 &) &'"])
-    probe = (
-        "const fs=require('fs');"
-        "const left=fs.readdirSync('/proc').filter(p=>/^[0-9]+$/.test(p)).map(p=>{try{return fs.readFileSync('/proc/'+p+'/cmdline','utf8')}catch(e){return ''}})"
-        ".filter(c=>/sleep\\x0030[123]/.test(c));console.log(left.length)"
-    )
-    assert s.run_javascript(probe).stdout == b"0\n"
-    s.close()  # the client checks the close summary against its chain
+    session_flow(c, tier)
     # A call on a session the daemon ended: typed, with its reason, nothing ran.
     short = c.open_session(lifetime=2)
     time.sleep(3)

@@ -35,6 +35,8 @@ pub mod e2b;
 mod hosted;
 #[cfg(feature = "openshell")]
 pub mod openshell;
+#[cfg(any(feature = "docker", feature = "openshell"))]
+mod session_kit;
 #[cfg(feature = "wasm")]
 pub mod wasm;
 

@@ -191,6 +191,7 @@ impl Machine {
             user,
             working_dir,
             stdin,
+            stdin_stream: None,
         };
         crate::container::exec(&self.docker, &self.container, exec).await
     }

@@ -222,6 +222,7 @@ impl Machine {
             user: Some(user.to_owned()),
             working_dir: None,
             stdin,
+            stdin_stream: None,
         };
         crate::container::exec(&self.docker, &self.container, exec).await
     }

@@ -110,12 +110,23 @@ pub fn limits(resources: Option<&prost_types::Struct>) -> Result<Limits, String>
     Ok(out)
 }
 
+/// A command's stdin.
+#[derive(Debug)]
+pub enum Input {
+    /// Written whole, then closed.
+    Bytes(Vec<u8>),
+    /// Forwarded chunk by chunk, closed when the sender is dropped.
+    Stream(tokio::sync::mpsc::Receiver<Vec<u8>>),
+}
+
 /// One sandbox's container.
 #[derive(Debug, Clone)]
 pub struct Machine {
     docker: Docker,
     /// The container's name.
     pub container: String,
+    /// The user commands run as (the image's; `None`: root).
+    user: Option<String>,
 }
 
 fn fail(what: &str, e: impl std::fmt::Display) -> String {
@@ -133,10 +144,15 @@ impl Machine {
         env: Vec<String>,
         labels: HashMap<String, String>,
     ) -> Result<Machine, String> {
-        docker
+        // Commands run as the image's user; the main process as root (with
+        // no capabilities), as OpenShell's supervisor does.
+        let user = docker
             .inspect_image(image)
             .await
-            .map_err(|e| fail("docker image inspect", e))?;
+            .map_err(|e| fail("docker image inspect", e))?
+            .config
+            .and_then(|c| c.user)
+            .filter(|u| !u.is_empty());
         let (runtime, egress_open) = (settings.runtime.clone(), settings.faults.egress_open);
         // Under gVisor the sentry is the wall: docker's default seccomp
         // profile, applied inside it (`--oci-seccomp`), stops node's threads.
@@ -163,6 +179,7 @@ impl Machine {
             image: Some(image.to_owned()),
             entrypoint: Some(vec!["sleep".into()]),
             cmd: Some(vec!["infinity".into()]),
+            user: Some("0:0".into()),
             env: Some(env),
             labels: Some(labels),
             network_disabled: Some(!egress_open),
@@ -177,6 +194,7 @@ impl Machine {
         let m = Machine {
             docker: docker.clone(),
             container: name.to_owned(),
+            user,
         };
         if let Err(e) = m.start().await {
             m.remove().await;
@@ -216,9 +234,20 @@ impl Machine {
 
     /// Starts `argv` as the image's user, attached, stdin written then closed.
     pub async fn exec(&self, argv: Vec<String>, stdin: Vec<u8>) -> Result<Started, String> {
+        self.exec_with(argv, Input::Bytes(stdin)).await
+    }
+
+    /// Starts `argv` as the image's user, attached, with `stdin`.
+    pub async fn exec_with(&self, argv: Vec<String>, stdin: Input) -> Result<Started, String> {
+        let (stdin, stdin_stream) = match stdin {
+            Input::Bytes(b) => (Some(b), None),
+            Input::Stream(rx) => (None, Some(rx)),
+        };
         let exec = Exec {
             argv,
-            stdin: Some(stdin),
+            stdin,
+            stdin_stream,
+            user: Some(self.user.clone().unwrap_or_else(|| "0:0".into())),
             ..Exec::default()
         };
         crate::container::exec(&self.docker, &self.container, exec).await

@@ -14,6 +14,7 @@
 //! `execution_timeout` reached kills the command and ends with
 //! `exit{124}`; a client that drops the stream has the command's process
 //! group killed (a `setsid` descendant escapes it, as on the real gateway).
+//! `ExecSandboxInteractive` runs the same way with its stdin streamed.
 //! Not covered: `tty`, `cols`/`rows` (ignored), login shells.
 
 use std::sync::Arc;
@@ -25,10 +26,10 @@ use tokio::sync::mpsc;
 use tonic::Status;
 
 use super::Sandbox;
-use super::container::Machine;
+use super::container::{Input, Machine};
 use super::proto::v1::{
-    ExecSandboxEvent, ExecSandboxExit, ExecSandboxRequest, ExecSandboxStderr, ExecSandboxStdout,
-    exec_sandbox_event::Payload,
+    ExecSandboxEvent, ExecSandboxExit, ExecSandboxInput, ExecSandboxRequest, ExecSandboxStderr,
+    ExecSandboxStdout, exec_sandbox_event::Payload, exec_sandbox_input::Payload as input_payload,
 };
 
 /// The most command arguments.
@@ -193,11 +194,60 @@ fn event(p: Payload) -> Result<ExecSandboxEvent, Status> {
     Ok(ExecSandboxEvent { payload: Some(p) })
 }
 
-/// Starts the exec and returns its event stream.
+/// Starts the exec with `req.stdin` and returns its event stream.
 pub async fn start(
     sandbox: Arc<Sandbox>,
     machine: Machine,
+    mut req: ExecSandboxRequest,
+) -> Result<EventStream, Status> {
+    let stdin = Input::Bytes(std::mem::take(&mut req.stdin));
+    start_with(sandbox, machine, req, stdin).await
+}
+
+/// `ExecSandboxInteractive`: the first message must be `start` (validated
+/// as `ExecSandbox` is); every later `stdin` chunk is forwarded to the
+/// command as it comes, `resize` is ignored (no tty), a second `start` ends
+/// the call as invalid; the client half-closing its stream closes the
+/// command's stdin. The events are `ExecSandbox`'s.
+pub async fn interactive(
+    gateway: &super::service::Gateway,
+    mut inputs: tonic::Streaming<ExecSandboxInput>,
+) -> Result<EventStream, Status> {
+    let first = inputs
+        .message()
+        .await?
+        .ok_or_else(|| invalid("the stream ended before its start message".into()))?;
+    let Some(input_payload::Start(req)) = first.payload else {
+        return Err(invalid("the first message must be start".into()));
+    };
+    command_string(&req)?;
+    let ws = super::sandboxes::workspace(req.workspace_scope.as_ref())?;
+    let (s, machine) = gateway.ready_machine(&ws, &req.sandbox)?;
+    let (tx, rx) = mpsc::channel(16);
+    if !req.stdin.is_empty() {
+        let _ = tx.send(req.stdin.clone()).await;
+    }
+    tokio::spawn(async move {
+        while let Ok(Some(m)) = inputs.message().await {
+            match m.payload {
+                Some(input_payload::Stdin(b)) => {
+                    if tx.send(b).await.is_err() {
+                        return;
+                    }
+                }
+                Some(input_payload::Resize(_)) | None => {}
+                Some(input_payload::Start(_)) => return,
+            }
+        }
+    });
+    start_with(s, machine, req, Input::Stream(rx)).await
+}
+
+async fn start_with(
+    sandbox: Arc<Sandbox>,
+    machine: Machine,
     req: ExecSandboxRequest,
+    stdin: Input,
 ) -> Result<EventStream, Status> {
     let command = command_string(&req)?;
     let timeout = req
@@ -210,7 +260,7 @@ pub async fn start(
         });
     let pid_file = format!("{PID_DIR}/{}", hex::encode(rand::random::<[u8; 8]>()));
     let mut started = machine
-        .exec(wrapped(&command, &pid_file), req.stdin)
+        .exec_with(wrapped(&command, &pid_file), stdin)
         .await
         .map_err(|e| Status::unavailable(format!("exec failed: {e}")))?;
     let (tx, rx) = mpsc::channel(16);

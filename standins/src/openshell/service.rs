@@ -174,6 +174,22 @@ impl pb::open_shell_server::OpenShell for Gateway {
         let req = request.into_inner();
         let ws = workspace(req.workspace_scope.as_ref())?;
         let s = self.standin.get(&ws, &req.name).ok_or_else(not_found)?;
+        // A ready sandbox whose container died is in error, as the gateway's
+        // watch reports it.
+        let machine = {
+            let life = lock(&s.life);
+            (life.phase == pb::SandboxPhase::Ready)
+                .then(|| life.machine.clone())
+                .flatten()
+        };
+        if let Some(m) = machine
+            && !m.running().await
+        {
+            let mut life = lock(&s.life);
+            if life.phase == pb::SandboxPhase::Ready {
+                life.set(pb::SandboxPhase::Error);
+            }
+        }
         Ok(Response::new(pb::SandboxResponse {
             sandbox: Some(self.render(&s, true)),
             service_urls: HashMap::new(),
@@ -327,6 +343,14 @@ impl pb::open_shell_server::OpenShell for Gateway {
         let ws = workspace(req.workspace_scope.as_ref())?;
         let (s, machine) = self.ready_machine(&ws, &req.sandbox)?;
         let events = exec::start(s, machine, req).await?;
+        Ok(Response::new(Box::pin(events)))
+    }
+
+    async fn exec_sandbox_interactive(
+        &self,
+        request: Request<tonic::Streaming<pb::ExecSandboxInput>>,
+    ) -> Result<Response<tonic::codegen::BoxStream<pb::ExecSandboxEvent>>, Status> {
+        let events = exec::interactive(self, request.into_inner()).await?;
         Ok(Response::new(Box::pin(events)))
     }
 }

@@ -9,7 +9,7 @@
 //! `node -` with the code on stdin; projects write their files and run their
 //! steps as projects do, but `/work` persists; cells go to one long-lived
 //! interpreter per language, a held-open exec of a small kernel
-//! (`kernels/kernel.py`, `kernels/kernel.js`) that answers each cell with one
+//! (`session_kit/kernel.py`, `session_kit/kernel.js`) that answers each cell with one
 //! line framed by a fresh host nonce. After each call every guest process but
 //! the kernels is killed and shown gone, and `/work` is measured against the
 //! disk budget. What this does not cover: grants in sessions, and a guest that
@@ -33,28 +33,21 @@ use crate::provider::docker::lockdown::{LABEL_SESSION, Role, WORK, container_nam
 use crate::provider::docker::project::{ARTIFACT_BUDGET, STEP_CAP};
 use crate::provider::docker::snippet::{GRACE, OUTPUT_CAP, cancelled, unix_after};
 use crate::provider::docker::witness::InitWitness;
+use crate::provider::session_kit::{self, Kernel};
 use crate::provider::{SandboxSpec, SessionSandbox};
 use crate::request::{CellRun, JavaScriptRun, ProjectRun};
 use crate::result::{CellResult, JavaScriptResult, ProjectOutcome, ProjectResult, StepResult};
 
 mod cells;
 mod pool;
-mod proof;
 mod readback;
 
-use cells::Interp;
 use readback::{first_difference, settings_of};
 
 pub(crate) use pool::{Pool, refill};
-pub(crate) use proof::prove;
 
 /// The budget of the host's own small execs (cleanup, kill, unpack).
 const TOOL_BUDGET: Duration = Duration::from_secs(20);
-
-/// Kills every process of the guest uid except itself and the kept pids,
-/// until none is left, then prints `statfs` of `/work` (`blocks free bsize`).
-/// Exits 3 if some survive five seconds. Arguments: `<uid> <kept pid>...`.
-const STOP_EXCEPT: &str = include_str!("session/stop_except.sh");
 
 /// A session's container.
 pub(crate) struct DockerSession {
@@ -64,7 +57,7 @@ pub(crate) struct DockerSession {
     baseline: serde_json::Value,
     stopped: CancellationToken,
     watcher: tokio::task::JoinHandle<()>,
-    interps: tokio::sync::Mutex<HashMap<String, Interp>>,
+    interps: tokio::sync::Mutex<HashMap<String, Kernel>>,
     /// The languages whose kernels were started at open.
     languages: Mutex<Vec<String>>,
     disk_mb: u32,
@@ -389,15 +382,7 @@ impl SessionSandbox for DockerSession {
         }
         if !job.artifacts.is_empty() {
             // Collect only once no guest process but the kernels is left.
-            let kept = self.kept_pids().await;
-            let mut cmd = vec![
-                "sh".to_string(),
-                "-c".into(),
-                STOP_EXCEPT.into(),
-                "sh".into(),
-                self.inner.lockdown.settings.guest_uid.to_string(),
-            ];
-            cmd.extend(kept.iter().map(u32::to_string));
+            let cmd = self.stop_argv().await;
             let quiet = matches!(
                 self.tool(cmd, None).await,
                 Ok(ExecDone {
@@ -457,15 +442,7 @@ impl SessionSandbox for DockerSession {
     }
 
     async fn cleanup(&self) -> std::result::Result<(), SessionEnded> {
-        let kept = self.kept_pids().await;
-        let mut cmd = vec![
-            "sh".to_string(),
-            "-c".into(),
-            STOP_EXCEPT.into(),
-            "sh".into(),
-            self.inner.lockdown.settings.guest_uid.to_string(),
-        ];
-        cmd.extend(kept.iter().map(u32::to_string));
+        let cmd = self.stop_argv().await;
         let boundary = |detail: String| SessionEnded {
             reason: SessionEnd::BoundaryFailed,
             detail,
@@ -567,9 +544,26 @@ impl SessionSandbox for DockerSession {
 }
 
 impl DockerSession {
-    async fn kept_pids(&self) -> Vec<u32> {
-        self.interps.lock().await.values().map(|i| i.pid).collect()
+    /// The stopper, keeping the kernels, measuring `/work`.
+    async fn stop_argv(&self) -> Vec<String> {
+        let kept: Vec<u32> = self.interps.lock().await.values().map(|i| i.pid).collect();
+        session_kit::stop_argv(
+            self.inner.lockdown.settings.guest_uid,
+            &format!("statfs:{WORK}"),
+            &kept,
+        )
     }
+}
+
+/// The startup session proof on a fresh session container.
+pub(crate) async fn prove(inner: &Arc<Inner>) -> Result<Vec<String>> {
+    let spec = SandboxSpec {
+        fingerprint: "startup-proof".into(),
+        lifetime_ms: 120_000,
+        languages: vec![],
+    };
+    let s = open(inner, &spec).await?;
+    session_kit::proof::prove(&s).await
 }
 
 impl Drop for DockerSession {

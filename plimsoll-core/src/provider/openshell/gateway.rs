@@ -322,6 +322,48 @@ impl Gateway {
     }
 }
 
+/// A held-open command (`ExecSandboxInteractive`): its stdin as a channel,
+/// its events as a stream. Dropping it ends the call, which makes the
+/// gateway kill the command's process group.
+pub(crate) struct Interactive {
+    pub stdin: tokio::sync::mpsc::Sender<pb::ExecSandboxInput>,
+    pub events: tonic::Streaming<pb::ExecSandboxEvent>,
+}
+
+impl Gateway {
+    /// Starts `command` in sandbox `name` from `workdir` with no time limit,
+    /// its stdin held open.
+    pub(crate) async fn interactive(
+        &self,
+        name: &str,
+        command: &[String],
+        workdir: &str,
+    ) -> Result<Interactive> {
+        let start = pb::ExecSandboxRequest {
+            workspace_scope: scope(),
+            sandbox: name.to_owned(),
+            command: command.to_vec(),
+            workdir: workdir.to_owned(),
+            no_login_shell: true,
+            ..pb::ExecSandboxRequest::default()
+        };
+        let (stdin, rx) = tokio::sync::mpsc::channel(16);
+        stdin
+            .send(pb::ExecSandboxInput {
+                payload: Some(pb::exec_sandbox_input::Payload::Start(start)),
+            })
+            .await
+            .map_err(|_| Error::infrastructure("an interactive command's input closed early"))?;
+        let events = self
+            .call("ExecSandboxInteractive", |mut c| async move {
+                c.exec_sandbox_interactive(tokio_stream::wrappers::ReceiverStream::new(rx))
+                    .await
+            })
+            .await?;
+        Ok(Interactive { stdin, events })
+    }
+}
+
 impl Gateway {
     /// Starts `command` in sandbox `name` and returns once it has written
     /// to stdout, dropping its stream (so the gateway kills its process

@@ -14,8 +14,9 @@
 //! full before code goes in, and deleted when the run returns
 //! ([`sandbox`]).
 //!
-//! Not in this build: sessions and grants (the in-sandbox relay reached
-//! through `ForwardTcp`); both refused before dispatch.
+//! Sessions keep one sandbox for many calls ([`session`]), proven at
+//! startup when they are on. Not in this build: grants (the in-sandbox relay
+//! reached through `ForwardTcp`), refused before dispatch.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -37,6 +38,7 @@ mod gateway;
 mod proof;
 mod run;
 mod sandbox;
+mod session;
 mod settings;
 
 pub use proof::{WALLS, walls};
@@ -86,6 +88,12 @@ impl Inner {
 pub struct OpenShell {
     inner: Arc<Inner>,
     proven: OnceLock<()>,
+    /// `SANDBOX_MAX_SESSIONS` above 0.
+    sessions_on: bool,
+    /// `SANDBOX_SESSION_DISK_MB`.
+    session_disk_mb: u32,
+    /// The cell languages the startup session proof showed.
+    session_languages: OnceLock<Vec<String>>,
 }
 
 impl OpenShell {
@@ -118,6 +126,9 @@ impl OpenShell {
                 readiness: Mutex::new(None),
             }),
             proven: OnceLock::new(),
+            sessions_on: setup.sessions.enabled(),
+            session_disk_mb: setup.sessions.disk_mb,
+            session_languages: OnceLock::new(),
         })
     }
 
@@ -155,6 +166,7 @@ impl Provider for OpenShell {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             projects: true,
+            sessions: true,
             orphan_reconcile: true,
             ..Capabilities::default()
         }
@@ -165,7 +177,10 @@ impl Provider for OpenShell {
             javascript: Some(self.environment()),
             project: Some(self.environment()),
             module: None,
-            session: None,
+            session: Some(Environment {
+                languages: self.session_languages.get().cloned().unwrap_or_default(),
+                ..self.environment()
+            }),
         }
     }
 
@@ -204,6 +219,16 @@ impl Provider for OpenShell {
 
     async fn prove(&self) -> Result<Isolation> {
         proof::prove(&self.inner).await?;
+        if self.sessions_on {
+            let spec = crate::provider::SandboxSpec {
+                fingerprint: "startup-proof".into(),
+                lifetime_ms: 120_000,
+                languages: vec![],
+            };
+            let s = session::open(&self.inner, &spec, self.session_disk_mb).await?;
+            let languages = crate::provider::session_kit::proof::prove(&s).await?;
+            let _ = self.session_languages.set(languages);
+        }
         let _ = self.proven.set(());
         Ok(Isolation::Container)
     }
@@ -224,6 +249,15 @@ impl Provider for OpenShell {
             return Err(no_grants());
         }
         run::project(&self.inner, job, ctx).await
+    }
+
+    async fn open_session(
+        &self,
+        spec: &crate::provider::SandboxSpec,
+    ) -> Result<Box<dyn crate::provider::SessionSandbox>> {
+        Ok(Box::new(
+            session::open(&self.inner, spec, self.session_disk_mb).await?,
+        ))
     }
 
     async fn reconcile_orphans(&self) -> Result<usize> {

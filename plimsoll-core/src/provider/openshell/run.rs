@@ -64,7 +64,7 @@ pub(crate) async fn guest(
 }
 
 /// Runs `cmd` in `live` from `workdir` with `stdin` until `until`.
-async fn guest_in(
+pub(crate) async fn guest_in(
     live: &Live,
     workdir: &str,
     cmd: &[String],
@@ -144,21 +144,24 @@ pub(crate) async fn fresh(
     files: &[(&str, &[u8])],
 ) -> Result<(Live, std::result::Result<(), String>)> {
     let live = Live::create(p, timeout + GRACE).await?;
-    let archive = match tar(files) {
-        Ok(a) => a,
-        Err(e) => {
-            live.delete().await;
-            return Err(e);
-        }
-    };
-    let script = format!("mkdir -p {PROJECT_DIR} && tar -x -f - -C {PROJECT_DIR}");
-    match setup(&live, &script, archive).await {
+    match unpack(&live, files).await {
         Ok(written) => Ok((live, written)),
         Err(e) => {
             live.delete().await;
             Err(e)
         }
     }
+}
+
+/// Unpacks `files` into [`PROJECT_DIR`] in `live`. `Ok(Err(why))`: the
+/// guest's tar failed.
+pub(crate) async fn unpack(
+    live: &Live,
+    files: &[(&str, &[u8])],
+) -> Result<std::result::Result<(), String>> {
+    let archive = tar(files)?;
+    let script = format!("mkdir -p {PROJECT_DIR} && tar -x -f - -C {PROJECT_DIR}");
+    setup(live, &script, archive).await
 }
 
 /// Runs `work` with the run's cancel watched from the first call on: the
@@ -231,12 +234,18 @@ pub(crate) async fn project(
                 ..ProjectResult::default()
             });
         }
-        steps(live, job, ctx, deadline).await
+        let mut result = steps(live, job, ctx, deadline).await?;
+        if !job.artifacts.is_empty() {
+            collect(live, job, &mut result).await?;
+        }
+        Ok(result)
     })
     .await
 }
 
-async fn steps(
+/// Runs a project's steps from [`PROJECT_DIR`] until one fails or the
+/// deadline (no artifacts: [`collect`] takes them).
+pub(crate) async fn steps(
     live: &Live,
     job: &ProjectRun,
     ctx: &RunContext,
@@ -273,13 +282,15 @@ async fn steps(
             break;
         }
     }
-    if !job.artifacts.is_empty() {
-        collect(live, job, &mut result).await?;
-    }
     Ok(result)
 }
 
-async fn collect(live: &Live, job: &ProjectRun, result: &mut ProjectResult) -> Result<()> {
+/// Checks and reads the project's artifacts into `result`.
+pub(crate) async fn collect(
+    live: &Live,
+    job: &ProjectRun,
+    result: &mut ProjectResult,
+) -> Result<()> {
     let until = Instant::now() + COLLECT_BUDGET;
     let mut cmd = vec![
         "/bin/sh".to_owned(),

@@ -26,7 +26,7 @@ use prost_types::value::Kind;
 
 use super::Inner;
 use super::gateway::scope;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SessionEnd, SessionEnded};
 use crate::provider::hosted::lease;
 
 /// The label every plimsoll sandbox carries (`1`).
@@ -338,6 +338,52 @@ impl Live {
             self.name,
             wrong.join("; ")
         )))
+    }
+
+    /// A session's read-back before a call: gone or no longer `READY` ends
+    /// the session as its main process ended; any difference from what was
+    /// asked, as changed; an unreadable sandbox, as not provably clean.
+    pub(crate) async fn still(&self) -> std::result::Result<(), SessionEnded> {
+        let end = |reason, detail: String| SessionEnded { reason, detail };
+        let unread = |e: Error| {
+            end(
+                SessionEnd::BoundaryFailed,
+                format!(
+                    "the session's sandbox could not be read back: {}",
+                    e.message()
+                ),
+            )
+        };
+        let Some(s) = self.gateway().get(&self.name).await.map_err(unread)? else {
+            return Err(end(
+                SessionEnd::MainProcessEnded,
+                "the session's sandbox is gone".into(),
+            ));
+        };
+        let phase = s.status.as_ref().map_or(0, |st| st.phase);
+        if phase != pb::SandboxPhase::Ready as i32 {
+            return Err(end(
+                SessionEnd::MainProcessEnded,
+                format!(
+                    "the session's sandbox is {}",
+                    pb::SandboxPhase::try_from(phase)
+                        .unwrap_or(pb::SandboxPhase::Unknown)
+                        .as_str_name()
+                ),
+            ));
+        }
+        let config = self.gateway().config(&self.name).await.map_err(unread)?;
+        let wrong = self.want.wrong(&s, &config);
+        if wrong.is_empty() {
+            return Ok(());
+        }
+        Err(end(
+            SessionEnd::SandboxChanged,
+            format!(
+                "the session's sandbox no longer reads back as asked: {}",
+                wrong.join("; ")
+            ),
+        ))
     }
 
     /// Deletes the sandbox.

@@ -1,11 +1,9 @@
-//! A session's kept interpreters: one held-open `docker exec` of a small
-//! kernel per language, each cell sent as one JSON line and answered with one
-//! line framed by a fresh host nonce.
+//! A session's kept interpreters on docker: one held-open `docker exec` of a
+//! kernel per language (the protocol is [`session_kit`]'s).
 
 use std::pin::Pin;
-use std::time::Duration;
 
-use base64::Engine as _;
+use async_trait::async_trait;
 use bollard::container::LogOutput;
 use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
 use futures_util::{Stream, StreamExt};
@@ -16,82 +14,44 @@ use crate::error::{Error, Result, SessionEnd};
 use crate::provider::RunContext;
 use crate::provider::docker::lockdown::WORK;
 use crate::provider::docker::snippet::cancelled;
+use crate::provider::session_kit::{self, Asked, Channel, Kernel};
 use crate::request::CellRun;
 use crate::result::CellResult;
-
-/// The Python kernel, run as `python3 -I -c`.
-const KERNEL_PY: &str = include_str!("../kernels/kernel.py");
-/// The JavaScript kernel, run as `node -e`.
-const KERNEL_JS: &str = include_str!("../kernels/kernel.js");
-/// How long a kernel may take to say it is ready.
-const KERNEL_START: Duration = Duration::from_secs(30);
-/// The most a kernel's channel may buffer without a newline.
-const LINE_LIMIT: usize = 4 * 1024 * 1024;
 
 type Output =
     Pin<Box<dyn Stream<Item = std::result::Result<LogOutput, bollard::errors::Error>> + Send>>;
 type Input = Pin<Box<dyn AsyncWrite + Send>>;
 
-/// One kept interpreter: a held-open exec of a kernel.
-pub(super) struct Interp {
-    pub(super) pid: u32,
+/// An attached exec's stdin and output.
+struct Attached {
     input: Input,
     output: Output,
-    buf: Vec<u8>,
-    /// Whether a cell has been sent to this interpreter: the first cell it
-    /// runs reports `interpreter_started`, whether it was started for that
-    /// cell or at open for a language hint (or by the warm pool).
-    used: bool,
 }
 
-impl Interp {
-    /// The next line on the kernel's stdout, or `None` once it is gone.
-    async fn line(&mut self) -> Option<Vec<u8>> {
+#[async_trait]
+impl Channel for Attached {
+    async fn send(&mut self, bytes: &[u8]) -> bool {
+        self.input.write_all(bytes).await.is_ok() && self.input.flush().await.is_ok()
+    }
+
+    async fn recv(&mut self) -> Option<Vec<u8>> {
         loop {
-            if let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
-                let mut line: Vec<u8> = self.buf.drain(..=i).collect();
-                line.pop();
-                return Some(line);
-            }
-            match self.output.next().await {
-                Some(Ok(LogOutput::StdOut { message }))
-                | Some(Ok(LogOutput::Console { message })) => {
-                    if self.buf.len() + message.len() > LINE_LIMIT {
-                        // A guest flooding the channel without newlines: drop it.
-                        self.buf.clear();
-                    }
-                    self.buf.extend_from_slice(&message);
+            match self.output.next().await? {
+                Ok(LogOutput::StdOut { message }) | Ok(LogOutput::Console { message }) => {
+                    return Some(message.to_vec());
                 }
-                Some(Ok(_)) => {}
-                Some(Err(_)) | None => return None,
+                Ok(_) => {}
+                Err(_) => return None,
             }
         }
     }
 }
 
-/// What the kernel answers for one cell.
-#[derive(serde::Deserialize)]
-struct Answer {
-    exit_code: i32,
-    stdout: String,
-    stderr: String,
-    stdout_truncated: bool,
-    stderr_truncated: bool,
-}
-
 impl DockerSession {
     /// Starts a kernel for `lang` and waits for its `READY <pid>` line.
-    pub(super) async fn start_interp(&self, lang: &str) -> Result<Interp> {
+    pub(super) async fn start_interp(&self, lang: &str) -> Result<Kernel> {
+        let cmd = session_kit::kernel_argv(lang)?;
         let docker = self.inner.client().await?;
-        let cmd: Vec<String> = match lang {
-            "python" => vec!["python3".into(), "-I".into(), "-c".into(), KERNEL_PY.into()],
-            "javascript" => vec!["node".into(), "-e".into(), KERNEL_JS.into()],
-            other => {
-                return Err(Error::invalid(format!(
-                    "no interpreter for language {other:?}"
-                )));
-            }
-        };
         let created = docker
             .create_exec(
                 &self.name,
@@ -123,28 +83,7 @@ impl DockerSession {
         let StartExecResults::Attached { output, input } = start else {
             return Err(Error::infrastructure("docker detached an attached exec"));
         };
-        let mut i = Interp {
-            pid: 0,
-            input,
-            output,
-            buf: Vec::new(),
-            used: false,
-        };
-        let ready = tokio::time::timeout(KERNEL_START, i.line()).await;
-        let line = match ready {
-            Ok(Some(l)) => l,
-            _ => {
-                return Err(Error::infrastructure(format!(
-                    "the {lang} interpreter did not start in the session"
-                )));
-            }
-        };
-        let line = String::from_utf8_lossy(&line).to_string();
-        i.pid = line
-            .strip_prefix("READY ")
-            .and_then(|p| p.trim().parse().ok())
-            .ok_or_else(|| Error::infrastructure(format!("the {lang} kernel said {line:?}")))?;
-        Ok(i)
+        Kernel::ready(Box::new(Attached { input, output }), lang).await
     }
 
     /// Runs a cell in the session's kept interpreter for its language,
@@ -171,76 +110,32 @@ impl DockerSession {
         let Some(interp) = interps.get_mut(lang) else {
             return Err(Error::infrastructure("the interpreter vanished"));
         };
-        result.interpreter_started = !std::mem::replace(&mut interp.used, true);
-        let nonce = hex::encode(rand::random::<[u8; 16]>());
-        let mut req = serde_json::to_vec(&serde_json::json!({"nonce": nonce, "code": job.code}))
-            .map_err(|e| Error::infrastructure(format!("encoding a cell: {e}")))?;
-        req.push(b'\n');
-        let prefix = format!("{nonce} ");
-        let talk = async {
-            interp.input.write_all(&req).await.ok()?;
-            interp.input.flush().await.ok()?;
-            loop {
-                let line = interp.line().await?;
-                if let Some(rest) = line.strip_prefix(prefix.as_bytes()) {
-                    return serde_json::from_slice::<Answer>(rest).ok();
-                }
-            }
-        };
-        enum End {
-            Answer(Option<Answer>),
-            Deadline,
-            Cancelled,
-            Stopped,
-        }
         // The container's own end (an OOM kill takes a whole runsc sandbox)
         // may leave the interpreter's stream open: watch for it, too.
-        let end = tokio::select! {
-            a = talk => End::Answer(a),
-            _ = tokio::time::sleep_until(deadline) => End::Deadline,
-            _ = ctx.cancel.cancelled() => End::Cancelled,
-            _ = self.stopped.cancelled() => End::Stopped,
-        };
-        let b64 = base64::engine::general_purpose::STANDARD;
-        match end {
-            End::Answer(Some(a)) => {
-                result.exit_code = a.exit_code;
-                result.stdout = b64.decode(a.stdout).unwrap_or_default();
-                result.stderr = b64.decode(a.stderr).unwrap_or_default();
-                result.stdout_truncated = a.stdout_truncated;
-                result.stderr_truncated = a.stderr_truncated;
-            }
-            End::Answer(None) => {
-                // The kernel went away (the cell ended it, or its channel broke).
+        match interp
+            .ask(&job.code, deadline, &ctx.cancel, self.stopped.cancelled())
+            .await
+        {
+            Asked::Answered(r) => Ok(r),
+            Asked::Ended(r) => {
                 if let Some(i) = interps.remove(lang) {
                     self.kill(i.pid).await;
                 }
-                result.exit_code = 1;
-                result.interpreter_ended = true;
-                result.stderr = b"the interpreter ended during the cell\n".to_vec();
+                Ok(r)
             }
-            End::Deadline => {
+            Asked::Cancelled => {
                 if let Some(i) = interps.remove(lang) {
                     self.kill(i.pid).await;
                 }
-                result.exit_code = 124;
-                result.timed_out = true;
-                result.interpreter_ended = true;
+                Err(cancelled())
             }
-            End::Cancelled => {
-                if let Some(i) = interps.remove(lang) {
-                    self.kill(i.pid).await;
-                }
-                return Err(cancelled());
-            }
-            End::Stopped => {
+            Asked::Stopped => {
                 interps.remove(lang);
-                return Err(Error::session_ended(
+                Err(Error::session_ended(
                     SessionEnd::MainProcessEnded,
                     "the session's container stopped during the call",
-                ));
+                ))
             }
         }
-        Ok(result)
     }
 }

@@ -1,34 +1,25 @@
 //! The startup session proof: one real session keeps every promise.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{DockerSession, open};
 use crate::error::{Error, Result, SessionEnded};
-use crate::provider::docker::Inner;
-use crate::provider::{RunContext, SandboxSpec, SessionSandbox};
+use crate::provider::{RunContext, SessionSandbox};
 use crate::request::{CellRun, ProjectRun};
 use crate::result::ProjectOutcome;
 
-/// The startup session proof: one real session must keep every promise — a
-/// process the first call leaves running (detached, setsid, double-forked) is
-/// gone by the next call; a file survives calls and a suspend; an interpreter
-/// keeps what an earlier call defined; closing ends it. Returns the cell
-/// languages proven.
-pub(crate) async fn prove(inner: &Arc<Inner>) -> Result<Vec<String>> {
-    let spec = SandboxSpec {
-        fingerprint: "startup-proof".into(),
-        lifetime_ms: 120_000,
-        languages: vec![],
-    };
-    let s = open(inner, &spec).await?;
-    let r = prove_on(&s).await;
+/// The startup session proof on `s`, a freshly opened session without
+/// language hints: a process the first call leaves running (detached,
+/// setsid, double-forked) is gone by the next call; a file survives calls
+/// and a suspend; an interpreter keeps what an earlier call defined; closing
+/// ends it. Returns the cell languages proven.
+pub(crate) async fn prove(s: &dyn SessionSandbox) -> Result<Vec<String>> {
+    let r = prove_on(s).await;
     s.close().await;
     let languages = r?;
     if s.check().await.is_ok() {
-        return Err(fail("the session's container outlived its close"));
+        return Err(fail("the session's sandbox outlived its close"));
     }
     Ok(languages)
 }
@@ -37,7 +28,7 @@ fn fail(what: &str) -> Error {
     Error::infrastructure(format!("session startup proof failed: {what}"))
 }
 
-async fn prove_on(s: &DockerSession) -> Result<Vec<String>> {
+async fn prove_on(s: &dyn SessionSandbox) -> Result<Vec<String>> {
     let ctx = RunContext {
         timeout: Duration::from_secs(30),
         cancel: CancellationToken::new(),

@@ -1,0 +1,220 @@
+//! What every provider's session sandbox shares: the cell kernels and their
+//! line protocol, the stopper run between calls, and the startup session
+//! proof.
+//!
+//! A kernel ([`kernel.py`](KERNEL_PY) run as `python3 -I -c`,
+//! [`kernel.js`](KERNEL_JS) as `node -e`) is one long-lived interpreter per
+//! language, held open by the provider's own attached command (a docker
+//! exec, an OpenShell interactive exec). It says `READY <pid>`, then reads
+//! one JSON request per line and answers each cell with one line framed by
+//! the host's fresh nonce; guest code sees neither channel.
+
+use std::future::Future;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use base64::Engine as _;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{Error, Result};
+use crate::result::CellResult;
+
+pub(crate) mod proof;
+
+/// The Python kernel, run as `python3 -I -c`.
+pub(crate) const KERNEL_PY: &str = include_str!("kernel.py");
+/// The JavaScript kernel, run as `node -e`.
+pub(crate) const KERNEL_JS: &str = include_str!("kernel.js");
+/// Kills every process of the guest uid but itself, the kept pids and their
+/// ancestors, until none is left, then measures the disk. Arguments:
+/// `<uid> <measure> <kept pid>...`, where `<measure>` is `statfs:<dir>`
+/// (prints `blocks free bsize`) or `du:<dir>` (prints KiB used). Exits 3 if
+/// some survive five seconds.
+pub(crate) const STOP_EXCEPT: &str = include_str!("stop_except.sh");
+/// How long a kernel may take to say it is ready.
+pub(crate) const KERNEL_START: Duration = Duration::from_secs(30);
+/// The most a kernel's channel may buffer without a newline.
+const LINE_LIMIT: usize = 4 * 1024 * 1024;
+
+/// The cell languages a session keeps interpreters for.
+pub(crate) fn kernel_argv(lang: &str) -> Result<Vec<String>> {
+    match lang {
+        "python" => Ok(vec![
+            "python3".into(),
+            "-I".into(),
+            "-c".into(),
+            KERNEL_PY.into(),
+        ]),
+        "javascript" => Ok(vec!["node".into(), "-e".into(), KERNEL_JS.into()]),
+        other => Err(Error::invalid(format!(
+            "no interpreter for language {other:?}"
+        ))),
+    }
+}
+
+/// The stopper's argv: `sh -c STOP_EXCEPT sh <uid> <measure> <kept>...`.
+pub(crate) fn stop_argv(uid: u32, measure: &str, kept: &[u32]) -> Vec<String> {
+    let mut cmd = vec![
+        "sh".to_string(),
+        "-c".into(),
+        STOP_EXCEPT.into(),
+        "sh".into(),
+        uid.to_string(),
+        measure.into(),
+    ];
+    cmd.extend(kept.iter().map(u32::to_string));
+    cmd
+}
+
+/// A kernel's two byte channels, as the provider holds them open.
+#[async_trait]
+pub(crate) trait Channel: Send {
+    /// Writes `bytes` to the kernel's stdin; false once it is gone.
+    async fn send(&mut self, bytes: &[u8]) -> bool;
+    /// The next chunk of the kernel's stdout (other streams skipped), or
+    /// `None` once it is gone.
+    async fn recv(&mut self) -> Option<Vec<u8>>;
+}
+
+/// One kept interpreter.
+pub(crate) struct Kernel {
+    /// Its pid in the sandbox, as it said.
+    pub pid: u32,
+    chan: Box<dyn Channel>,
+    buf: Vec<u8>,
+    /// Whether a cell has been sent to it: the first cell it runs reports
+    /// `interpreter_started`, whether it was started for that cell or
+    /// before (at open for a language hint, or by a warm pool).
+    used: bool,
+}
+
+/// What the kernel answers for one cell.
+#[derive(serde::Deserialize)]
+struct Answer {
+    exit_code: i32,
+    stdout: String,
+    stderr: String,
+    stdout_truncated: bool,
+    stderr_truncated: bool,
+}
+
+/// How one cell ended.
+pub(crate) enum Asked {
+    /// The kernel answered.
+    Answered(CellResult),
+    /// The kernel went away (the cell ended it, or its channel broke) or
+    /// the call's deadline came first: the cell's answer, and the kernel
+    /// must be dropped and killed.
+    Ended(CellResult),
+    /// The run was cancelled.
+    Cancelled,
+    /// The sandbox itself ended.
+    Stopped,
+}
+
+impl Kernel {
+    /// Waits for `chan`'s kernel to say `READY <pid>`.
+    pub(crate) async fn ready(chan: Box<dyn Channel>, lang: &str) -> Result<Kernel> {
+        let mut k = Kernel {
+            pid: 0,
+            chan,
+            buf: Vec::new(),
+            used: false,
+        };
+        let line = match tokio::time::timeout(KERNEL_START, k.line()).await {
+            Ok(Some(l)) => String::from_utf8_lossy(&l).to_string(),
+            _ => {
+                return Err(Error::infrastructure(format!(
+                    "the {lang} interpreter did not start in the session"
+                )));
+            }
+        };
+        k.pid = line
+            .strip_prefix("READY ")
+            .and_then(|p| p.trim().parse().ok())
+            .ok_or_else(|| Error::infrastructure(format!("the {lang} kernel said {line:?}")))?;
+        Ok(k)
+    }
+
+    /// The next line on the kernel's stdout, or `None` once it is gone.
+    async fn line(&mut self) -> Option<Vec<u8>> {
+        loop {
+            if let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
+                let mut line: Vec<u8> = self.buf.drain(..=i).collect();
+                line.pop();
+                return Some(line);
+            }
+            let chunk = self.chan.recv().await?;
+            if self.buf.len() + chunk.len() > LINE_LIMIT {
+                // A guest flooding the channel without newlines: drop it.
+                self.buf.clear();
+            }
+            self.buf.extend_from_slice(&chunk);
+        }
+    }
+
+    /// Sends `code` as one cell and waits for its answer until `deadline`,
+    /// the run's cancel or `stopped` (the sandbox's own end). The answer says
+    /// whether this was the kernel's first cell.
+    pub(crate) async fn ask(
+        &mut self,
+        code: &str,
+        deadline: tokio::time::Instant,
+        cancel: &CancellationToken,
+        stopped: impl Future<Output = ()>,
+    ) -> Asked {
+        let started = !std::mem::replace(&mut self.used, true);
+        let nonce = hex::encode(rand::random::<[u8; 16]>());
+        let Ok(mut req) = serde_json::to_vec(&serde_json::json!({"nonce": nonce, "code": code}))
+        else {
+            return Asked::Ended(unanswered(false, started));
+        };
+        req.push(b'\n');
+        let prefix = format!("{nonce} ");
+        let talk = async {
+            if !self.chan.send(&req).await {
+                return None;
+            }
+            loop {
+                let line = self.line().await?;
+                if let Some(rest) = line.strip_prefix(prefix.as_bytes()) {
+                    return serde_json::from_slice::<Answer>(rest).ok();
+                }
+            }
+        };
+        let b64 = base64::engine::general_purpose::STANDARD;
+        tokio::select! {
+            a = talk => match a {
+                Some(a) => Asked::Answered(CellResult {
+                    exit_code: a.exit_code,
+                    stdout: b64.decode(a.stdout).unwrap_or_default(),
+                    stderr: b64.decode(a.stderr).unwrap_or_default(),
+                    stdout_truncated: a.stdout_truncated,
+                    stderr_truncated: a.stderr_truncated,
+                    interpreter_started: started,
+                    ..CellResult::default()
+                }),
+                None => Asked::Ended(unanswered(false, started)),
+            },
+            _ = tokio::time::sleep_until(deadline) => Asked::Ended(unanswered(true, started)),
+            _ = cancel.cancelled() => Asked::Cancelled,
+            _ = stopped => Asked::Stopped,
+        }
+    }
+}
+
+/// The answer of a cell whose kernel did not answer (and is now ended).
+fn unanswered(timed_out: bool, interpreter_started: bool) -> CellResult {
+    CellResult {
+        exit_code: if timed_out { 124 } else { 1 },
+        timed_out,
+        interpreter_ended: true,
+        interpreter_started,
+        stderr: if timed_out {
+            Vec::new()
+        } else {
+            b"the interpreter ended during the cell\n".to_vec()
+        },
+        ..CellResult::default()
+    }
+}
