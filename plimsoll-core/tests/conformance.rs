@@ -494,6 +494,11 @@ async fn e2b_conforms() {
             "plimsoll-test:conformance-e2b-{}",
             hex::encode(rand::random::<[u8; 4]>())
         ),
+        sessions: plimsoll_core::session::SessionSettings {
+            max_sessions: 2,
+            max_per_caller: 2,
+            ..Default::default()
+        },
         ..Config::default()
     };
     let engine = Engine::start(&config)

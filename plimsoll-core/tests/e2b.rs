@@ -219,3 +219,131 @@ async fn files_envd_cannot_place_are_a_setup_failure_and_nothing_runs() {
     none_left(&s, "the setup failure").await;
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_pauses_when_idle_and_resumes_with_its_files_and_fresh_interpreters() {
+    use plimsoll_core::engine::Caller;
+    use plimsoll_core::error::SessionEnd;
+    use plimsoll_core::request::{CellRun, PROTOCOL, ProjectRun};
+    use plimsoll_core::verify::Chain;
+    use plimsoll_core::wire::OpenSessionRequest;
+
+    let s = E2bStandIn::start(Faults::default()).await;
+    let mut cfg = config(&s, &s.key, &instance());
+    cfg.sessions = plimsoll_core::session::SessionSettings {
+        max_sessions: 2,
+        max_per_caller: 2,
+        idle: Duration::from_secs(1),
+        disk_mb: 2,
+        ..Default::default()
+    };
+    let engine = Engine::start(&cfg).await.unwrap();
+    let d = engine.describe();
+    assert!(d.supports_sessions, "{d:?}");
+    let caller = Caller {
+        principal: "alice".into(),
+    };
+    let open = engine
+        .open_session(
+            &caller,
+            &OpenSessionRequest {
+                protocol: PROTOCOL,
+                minimum_isolation: "vm".into(),
+                languages: vec!["python".into()],
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(open.isolation, "vm");
+    let id = open.session_id.clone();
+    let mut chain = Chain::new(&id);
+    let mut call = async |payload: Payload| {
+        let mut req = Request::new(payload);
+        req.envelope.timeout_ms = 20_000;
+        let a = engine
+            .session_run(&caller, &id, req.clone(), CancellationToken::new())
+            .await?;
+        let run = a.run.unwrap();
+        chain.check_call(&req, &run).unwrap();
+        Ok::<_, plimsoll_core::Error>(run.output.unwrap())
+    };
+    let cell = |code: &str| {
+        Payload::Cell(CellRun {
+            language: "python".into(),
+            code: code.into(),
+            files: vec![],
+        })
+    };
+    let step = |script: &str| {
+        Payload::Project(ProjectRun {
+            steps: vec![script.into()],
+            ..ProjectRun::default()
+        })
+    };
+    let cell_of = |o: Output| match o {
+        Output::Cell(c) => c,
+        o => panic!("{o:?}"),
+    };
+    let stdout_of = |o: Output| match o {
+        Output::Project(p) => String::from_utf8_lossy(&p.steps[0].stdout).into_owned(),
+        o => panic!("{o:?}"),
+    };
+
+    let a = cell_of(call(cell("x = 41")).await.unwrap());
+    assert!(a.interpreter_started && a.exit_code == 0, "{a:?}");
+    call(step(
+        "echo kept > kept.txt; setsid sleep 301 >/dev/null 2>&1 < /dev/null & (sleep 302 &); true",
+    ))
+    .await
+    .unwrap();
+    let count = "n=0; for d in /proc/[0-9]*; do c=$(tr '\\0' ' ' < $d/cmdline 2>/dev/null); \
+                 case \"$c\" in 'sleep 30'[12]*) n=$((n+1));; esac; done; echo $n; cat kept.txt";
+    assert_eq!(stdout_of(call(step(count)).await.unwrap()), "0\nkept\n");
+    let b = cell_of(call(cell("print(x + 1)")).await.unwrap());
+    assert_eq!(
+        (
+            String::from_utf8_lossy(&b.stdout).as_ref(),
+            b.interpreter_started
+        ),
+        ("42\n", false)
+    );
+
+    // Idle past SANDBOX_SESSION_IDLE: the VM is paused (its container stops).
+    let vm = s.vms().await.pop().expect("the session's VM");
+    let vm = vm.trim_start_matches('/');
+    let docker = support::docker();
+    let t = Instant::now();
+    loop {
+        let c = docker.inspect_container(vm, None).await.unwrap();
+        if c.state.and_then(|st| st.running) == Some(false) {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "never paused");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // The next call resumes it: the file is kept, the interpreter is fresh.
+    let c = cell_of(call(cell("print('x' in dir())")).await.unwrap());
+    assert_eq!(
+        (
+            String::from_utf8_lossy(&c.stdout).as_ref(),
+            c.interpreter_started
+        ),
+        ("False\n", true)
+    );
+    assert_eq!(
+        stdout_of(call(step("cat kept.txt")).await.unwrap()),
+        "kept\n"
+    );
+
+    // Past the disk budget (2 MiB), the session ends after the call.
+    call(step("head -c 3145728 /dev/zero > big")).await.unwrap();
+    let err = call(cell("1")).await.unwrap_err();
+    assert_eq!(
+        err.session_end().map(|e| e.reason),
+        Some(SessionEnd::DiskExceeded),
+        "{err}"
+    );
+    none_left(&s, "a session ended by its disk budget").await;
+    s.stop().await;
+}

@@ -27,11 +27,26 @@ pub struct Exec {
     pub user: Option<String>,
     /// The working directory (`None`: the image's).
     pub working_dir: Option<String>,
-    /// Written to the command's stdin, which is then closed (`None`: no stdin).
-    pub stdin: Option<Vec<u8>>,
-    /// Chunks forwarded to the command's stdin as they come; it is closed
-    /// when the sender is dropped (instead of `stdin`).
-    pub stdin_stream: Option<tokio::sync::mpsc::Receiver<Vec<u8>>>,
+    /// The command's stdin.
+    pub stdin: Input,
+}
+
+/// A command's stdin.
+#[derive(Debug, Default)]
+pub enum Input {
+    /// None attached.
+    #[default]
+    None,
+    /// Written whole, then closed.
+    Bytes(Vec<u8>),
+    /// Forwarded chunk by chunk, closed when the sender is dropped.
+    Stream(tokio::sync::mpsc::Receiver<Vec<u8>>),
+}
+
+impl From<Option<Vec<u8>>> for Input {
+    fn from(b: Option<Vec<u8>>) -> Input {
+        b.map_or(Input::None, Input::Bytes)
+    }
 }
 
 fn fail(what: &str, e: impl std::fmt::Display) -> String {
@@ -44,7 +59,7 @@ pub async fn exec(docker: &Docker, container: &str, exec: Exec) -> Result<Starte
         .create_exec(
             container,
             CreateExecOptions::<String> {
-                attach_stdin: Some(exec.stdin.is_some() || exec.stdin_stream.is_some()),
+                attach_stdin: Some(!matches!(exec.stdin, Input::None)),
                 attach_stdout: Some(true),
                 attach_stderr: Some(true),
                 tty: Some(false),
@@ -72,8 +87,8 @@ pub async fn exec(docker: &Docker, container: &str, exec: Exec) -> Result<Starte
     let StartExecResults::Attached { output, mut input } = start else {
         return Err("docker detached an attached exec".into());
     };
-    match (exec.stdin, exec.stdin_stream) {
-        (_, Some(mut chunks)) => {
+    match exec.stdin {
+        Input::Stream(mut chunks) => {
             tokio::spawn(async move {
                 while let Some(bytes) = chunks.recv().await {
                     if input.write_all(&bytes).await.is_err() || input.flush().await.is_err() {
@@ -83,7 +98,7 @@ pub async fn exec(docker: &Docker, container: &str, exec: Exec) -> Result<Starte
                 let _ = input.shutdown().await;
             });
         }
-        (Some(bytes), None) => {
+        Input::Bytes(bytes) => {
             tokio::spawn(async move {
                 if !bytes.is_empty() {
                     let _ = input.write_all(&bytes).await;
@@ -91,7 +106,7 @@ pub async fn exec(docker: &Docker, container: &str, exec: Exec) -> Result<Starte
                 let _ = input.shutdown().await;
             });
         }
-        (None, None) => drop(input),
+        Input::None => drop(input),
     }
     Ok(Started {
         output,

@@ -133,11 +133,11 @@ def e2b_standin():
 def test_e2b_runs_snippets_and_projects_at_vm(start_daemon, clients_file, e2b_standin):
     api, envd, key = e2b_standin
     d = start_daemon(SANDBOX_PROVIDER="e2b", E2B_API_URL=api, E2B_SANDBOX_URL=envd, E2B_API_KEY=key,
-                     PLIMSOLL_CLIENTS_FILE=clients_file)
+                     SANDBOX_MAX_SESSIONS="2", PLIMSOLL_CLIENTS_FILE=clients_file)
     assert key not in d.log()
     c = client(d)
     info = c.describe()
-    assert (info.provider, info.isolation, info.supports_project, info.supports_sessions) == ("e2b", "vm", True, False)
+    assert (info.provider, info.isolation, info.supports_project, info.supports_sessions) == ("e2b", "vm", True, True)
     r = c.run_javascript("console.log(6*7)", minimum_isolation="vm")
     assert (r.stdout, r.exit_code) == (b"42\n", 0)
     check_record(r, "vm")
@@ -152,10 +152,8 @@ def test_e2b_runs_snippets_and_projects_at_vm(start_daemon, clients_file, e2b_st
     assert p.steps[1].stdout == b"42\n"
     assert [(a.path, a.content) for a in p.artifacts] == [("out.txt", b"42\n")]
     check_record(p, "vm")
-    # Sessions are not built on e2b yet: refused before anything is dispatched.
-    with pytest.raises(errors.UnsupportedError) as e:
-        c.open_session()
-    assert e.value.not_dispatched == "unsupported"
+    # A session: one VM, files and interpreters kept, leftovers gone by the next call.
+    session_flow(c, "vm")
     assert d.stop() == 0
     assert key not in d.log()
 

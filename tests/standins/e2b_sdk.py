@@ -4,7 +4,8 @@ Starts `plimsoll-standin e2b` on free ports and points the SDK at it through
 the SDK's documented settings (E2B_API_KEY, E2B_API_URL, E2B_SANDBOX_URL,
 E2B_DOMAIN), then drives it as an E2B user would: a refused key; create with
 metadata; read the sandbox back and list it by metadata; write, read and miss
-a file; run commands (output, cwd, the default user, a failing exit, a
+a file; run commands (output, cwd, the default user, a failing exit, input
+sent to a command started with stdin and then closed, a
 process killed by signal and one cut at its timeout); outbound traffic open by
 default and closed when the create turns internet access off; a create that
 denies everything but one host with a header rule (as plimsoll's egress guard
@@ -141,6 +142,12 @@ try:
     e = raises(CommandExitException, lambda: sbx.commands.run("echo oops >&2; exit 3"))
     check("a failing command reports its exit and stderr", e.exit_code == 3 and e.stderr == "oops\n", e)
 
+    h = sbx.commands.run("while read -r l; do echo \"got $l\"; done; echo eof", background=True, stdin=True)
+    sbx.commands.send_stdin(h.pid, "one\n")
+    sbx.commands.send_stdin(h.pid, b"two\n")
+    sbx.commands.close_stdin(h.pid)
+    done = h.wait()
+    check("stdin: sent input reaches the command, close_stdin ends it", done.stdout == "got one\ngot two\neof\n", done)
     h = sbx.commands.run("sleep 60", background=True)
     check("a background command is listed", h.pid in [p.pid for p in sbx.commands.list()])
     check("kill reaches it", sbx.commands.kill(h.pid))

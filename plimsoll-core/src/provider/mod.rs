@@ -35,7 +35,7 @@ pub mod e2b;
 mod hosted;
 #[cfg(feature = "openshell")]
 pub mod openshell;
-#[cfg(any(feature = "docker", feature = "openshell"))]
+#[cfg(any(feature = "docker", feature = "e2b", feature = "openshell"))]
 mod session_kit;
 #[cfg(feature = "wasm")]
 pub mod wasm;

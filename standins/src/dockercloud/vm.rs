@@ -190,8 +190,7 @@ impl Machine {
             env,
             user,
             working_dir,
-            stdin,
-            stdin_stream: None,
+            stdin: stdin.into(),
         };
         crate::container::exec(&self.docker, &self.container, exec).await
     }

@@ -45,6 +45,8 @@ pub fn router(standin: Arc<StandIn>) -> Router {
         .route("/process.Process/Start", post(start))
         .route("/process.Process/SendSignal", post(send_signal))
         .route("/process.Process/List", post(list))
+        .route("/process.Process/SendInput", post(send_input))
+        .route("/process.Process/CloseStdin", post(close_stdin))
         .layer(axum::middleware::from_fn_with_state(standin.clone(), route))
         .layer(DefaultBodyLimit::max(MAX_UPLOAD_BYTES))
         .with_state(standin)
@@ -455,9 +457,17 @@ async fn run_process(
         config.cmd.clone(),
     ];
     argv.extend(config.args.iter().cloned());
+    // stdin is held open only when asked for (`stdin: true`); envd's own
+    // default for an unset field is open, the stand-in's closed.
+    let (stdin, input) = if request.get("stdin").and_then(Value::as_bool) == Some(true) {
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        (Some(tx), crate::container::Input::Stream(rx))
+    } else {
+        (None, crate::container::Input::None)
+    };
     let mut started = b
         .machine
-        .exec(&user, argv, env, None)
+        .exec(&user, argv, env, input)
         .await
         .map_err(|e| connect::Error::new("internal", e))?;
     // The launcher's first line: the pid, or `-` for a missing cwd.
@@ -497,6 +507,7 @@ async fn run_process(
             config: config_json,
             tag,
             killed: killed.clone(),
+            stdin,
         },
     );
     let _ = tx.send(event(json!({"start": {"pid": pid}}))).await;
@@ -650,6 +661,58 @@ async fn send_signal(req: Request) -> Response {
         p.killed.store(true, Ordering::SeqCst);
     }
     signal(&b, pid, name).await;
+    axum::Json(json!({})).into_response()
+}
+
+/// `SendInput`: `{"process": <selector>, "input": {"stdin": <base64>}}`, to a
+/// process started with `stdin: true`.
+async fn send_input(req: Request) -> Response {
+    let (b, v) = match unary(req).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let pid = match selected(&b, v.get("process").unwrap_or(&Value::Null)) {
+        Ok(p) => p,
+        Err(e) => return e.into_response(),
+    };
+    let Some(bytes) = v
+        .pointer("/input/stdin")
+        .and_then(Value::as_str)
+        .and_then(|t| B64.decode(t).ok())
+    else {
+        return connect::Error::invalid("invalid input: stdin bytes expected").into_response();
+    };
+    let tx = lock(&b.processes).get(&pid).and_then(|p| p.stdin.clone());
+    let Some(tx) = tx else {
+        return connect::Error::new(
+            "failed_precondition",
+            format!("stdin of process {pid} is not open"),
+        )
+        .into_response();
+    };
+    if tx.send(bytes).await.is_err() {
+        return connect::Error::new(
+            "internal",
+            format!("error writing to stdin of process {pid}"),
+        )
+        .into_response();
+    }
+    axum::Json(json!({})).into_response()
+}
+
+/// `CloseStdin`: EOF to the selected process.
+async fn close_stdin(req: Request) -> Response {
+    let (b, v) = match unary(req).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let pid = match selected(&b, v.get("process").unwrap_or(&Value::Null)) {
+        Ok(p) => p,
+        Err(e) => return e.into_response(),
+    };
+    if let Some(p) = lock(&b.processes).get_mut(&pid) {
+        p.stdin = None;
+    }
     axum::Json(json!({})).into_response()
 }
 

@@ -12,9 +12,10 @@
 //! with `autoPause`). envd: `GET /health`, `GET`/`POST /files` (multipart and
 //! octet-stream), `Process/Start` (server stream with start, data, keepalive
 //! and end events, `Connect-Timeout-Ms` as the process's lifetime, the
-//! process outliving a client that goes away), `Process/SendSignal`,
-//! `Process/List`. Not covered: templates and builds, snapshots, volumes,
-//! metrics and logs, PTYs, stdin streaming, watchers, and signed file URLs.
+//! process outliving a client that goes away, its stdin held open when the
+//! start asks `stdin: true`), `Process/SendInput`, `Process/CloseStdin`,
+//! `Process/SendSignal`, `Process/List`. Not covered: templates and builds, snapshots, volumes,
+//! metrics and logs, PTYs, `StreamInput`, watchers, and signed file URLs.
 //!
 //! Egress is "all", "none", or, with `--upstream HOST=ADDR` given, "only
 //! these hosts": a create that denies everything (`allow_internet_access:
@@ -134,6 +135,8 @@ pub struct Process {
     pub tag: Option<String>,
     /// Set when a signal (or its deadline) killed it.
     pub killed: Arc<AtomicBool>,
+    /// Its stdin, when started with `stdin: true` and not closed since.
+    pub stdin: Option<tokio::sync::mpsc::Sender<Vec<u8>>>,
 }
 
 /// One sandbox.

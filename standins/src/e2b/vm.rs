@@ -21,8 +21,8 @@ use bollard::query_parameters::{
 };
 use futures_util::StreamExt;
 
-use crate::container::Exec;
 pub use crate::container::Started;
+use crate::container::{Exec, Input};
 
 /// The label every stand-in container carries (its value: the stand-in's run id).
 pub const LABEL: &str = "io.plimsoll.standin.e2b";
@@ -208,13 +208,13 @@ impl Machine {
         }
     }
 
-    /// Starts `argv` as `user` with `env`, writing `stdin` (then closing it).
+    /// Starts `argv` as `user` with `env` and `stdin`.
     pub async fn exec(
         &self,
         user: &str,
         argv: Vec<String>,
         env: Vec<String>,
-        stdin: Option<Vec<u8>>,
+        stdin: Input,
     ) -> Result<Started, String> {
         let exec = Exec {
             argv,
@@ -222,7 +222,6 @@ impl Machine {
             user: Some(user.to_owned()),
             working_dir: None,
             stdin,
-            stdin_stream: None,
         };
         crate::container::exec(&self.docker, &self.container, exec).await
     }
@@ -239,7 +238,7 @@ impl Machine {
         argv: Vec<String>,
         stdin: Option<Vec<u8>>,
     ) -> Result<Collected, String> {
-        let mut started = self.exec(user, argv, Vec::new(), stdin).await?;
+        let mut started = self.exec(user, argv, Vec::new(), stdin.into()).await?;
         let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
         while let Some(item) = started.output.next().await {
             match item.map_err(|e| fail("reading an exec's output", e))? {

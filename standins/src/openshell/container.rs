@@ -26,6 +26,7 @@ use bollard::query_parameters::{
 };
 
 use crate::container::Exec;
+pub use crate::container::Input;
 pub use crate::container::Started;
 
 /// The label every stand-in container carries (its value: the stand-in's run id).
@@ -108,15 +109,6 @@ pub fn limits(resources: Option<&prost_types::Struct>) -> Result<Limits, String>
         out.memory = memory_quantity(&m).ok_or(format!("invalid memory limit {m:?}"))?;
     }
     Ok(out)
-}
-
-/// A command's stdin.
-#[derive(Debug)]
-pub enum Input {
-    /// Written whole, then closed.
-    Bytes(Vec<u8>),
-    /// Forwarded chunk by chunk, closed when the sender is dropped.
-    Stream(tokio::sync::mpsc::Receiver<Vec<u8>>),
 }
 
 /// One sandbox's container.
@@ -239,14 +231,9 @@ impl Machine {
 
     /// Starts `argv` as the image's user, attached, with `stdin`.
     pub async fn exec_with(&self, argv: Vec<String>, stdin: Input) -> Result<Started, String> {
-        let (stdin, stdin_stream) = match stdin {
-            Input::Bytes(b) => (Some(b), None),
-            Input::Stream(rx) => (None, Some(rx)),
-        };
         let exec = Exec {
             argv,
             stdin,
-            stdin_stream,
             user: Some(self.user.clone().unwrap_or_else(|| "0:0".into())),
             ..Exec::default()
         };

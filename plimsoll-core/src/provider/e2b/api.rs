@@ -312,6 +312,51 @@ impl Api {
         Ok(out)
     }
 
+    /// Whether E2B still knows VM `id` (running or paused).
+    pub(crate) async fn exists(&self, id: &str) -> Result<bool> {
+        let what = "reading an E2B sandbox back";
+        let a = self
+            .send(what, Method::GET, &format!("/sandboxes/{id}"), None)
+            .await?;
+        match a.status {
+            StatusCode::OK => Ok(true),
+            StatusCode::NOT_FOUND => Ok(false),
+            _ => Err(self.fail(what, &a)),
+        }
+    }
+
+    /// Pauses a VM (`POST /sandboxes/{id}/pause`): its disk is kept, its
+    /// processes end for plimsoll's purposes. One already paused is paused.
+    pub(crate) async fn pause(&self, id: &str) -> Result<()> {
+        let what = "pausing an E2B sandbox";
+        let a = self
+            .send(what, Method::POST, &format!("/sandboxes/{id}/pause"), None)
+            .await?;
+        match a.status {
+            StatusCode::NO_CONTENT | StatusCode::OK | StatusCode::CONFLICT => Ok(()),
+            _ => Err(self.fail(what, &a)),
+        }
+    }
+
+    /// Resumes a paused VM, or keeps a running one, for `ttl` more at most
+    /// (`POST /sandboxes/{id}/connect`: 200 running, 201 resumed).
+    pub(crate) async fn connect(&self, id: &str, ttl: Duration) -> Result<()> {
+        let what = "resuming an E2B sandbox";
+        let body = serde_json::json!({"timeout": ttl.as_secs().max(1)});
+        let a = self
+            .send(
+                what,
+                Method::POST,
+                &format!("/sandboxes/{id}/connect"),
+                Some(body),
+            )
+            .await?;
+        match a.status {
+            StatusCode::OK | StatusCode::CREATED => Ok(()),
+            _ => Err(self.fail(what, &a)),
+        }
+    }
+
     /// Kills a VM; one already gone counts as killed.
     pub(crate) async fn kill(&self, id: &str) -> Result<()> {
         let what = "killing an E2B sandbox";

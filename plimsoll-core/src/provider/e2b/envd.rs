@@ -278,6 +278,90 @@ impl Envd {
         }
     }
 
+    /// Opens `process.Process/Start` for `start` as `user`: envd kills the
+    /// process at `limit` when given; the answer's stream, once envd accepted.
+    async fn start(
+        &self,
+        what: &str,
+        start: &StartRequest,
+        user: &str,
+        limit: Option<Duration>,
+    ) -> Result<hyper::body::Incoming> {
+        let payload = start.to_json().to_string();
+        let mut framed = Vec::with_capacity(5 + payload.len());
+        framed.push(0);
+        framed.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+        framed.extend_from_slice(payload.as_bytes());
+        let mut req = self
+            .request(Method::POST, "/process.Process/Start", user)
+            .header("content-type", "application/connect+json")
+            .header("connect-protocol-version", "1")
+            .header("keepalive-ping-interval", "30");
+        if let Some(l) = limit {
+            req = req.header("connect-timeout-ms", l.as_millis().to_string());
+        }
+        let req = req
+            .body(Full::new(Bytes::from(framed)))
+            .map_err(|e| Error::infrastructure(format!("{what}: {e}")))?;
+        // Opening waits for the answer's head; the stream itself is unbounded.
+        let open_budget = limit.unwrap_or(FILE_TIMEOUT) + DEADLINE_GRACE;
+        let resp = self.http.open(what, req, open_budget).await?;
+        let status = resp.status();
+        let content_type = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        if status != StatusCode::OK || content_type != "application/connect+json" {
+            return Err(self.refused(what, resp).await);
+        }
+        Ok(resp.into_body())
+    }
+
+    /// Starts `start` (with `stdin: true`) as `user` with no time limit and
+    /// returns once envd has said its pid: a held process, fed through
+    /// [`Envd::send_input`], killed when dropped.
+    pub(crate) async fn hold(&self, start: &StartRequest, user: &str) -> Result<Held> {
+        let what = "starting a kept process in the E2B sandbox";
+        let body = self.start(what, start, user, None).await?;
+        let mut held = Held {
+            envd: self.clone(),
+            body,
+            // A kept process answers many calls: no total budget (envd
+            // frames its output in chunks of at most 32 KiB).
+            reader: StreamReader::new(usize::MAX),
+            events: Events::default(),
+            pending: std::collections::VecDeque::new(),
+        };
+        let until = Instant::now() + FILE_TIMEOUT;
+        while held.events.pid().is_none() {
+            match tokio::time::timeout_at(until, held.next()).await {
+                Ok(Some(e)) => held.pending.push_back(e),
+                _ => {
+                    return Err(Error::infrastructure(format!("{what}: envd said no pid")));
+                }
+            }
+        }
+        Ok(held)
+    }
+
+    /// Writes `bytes` to the stdin of the held process `pid`.
+    pub(crate) async fn send_input(&self, pid: u32, bytes: &[u8]) -> Result<()> {
+        let what = "writing to a kept process in the E2B sandbox";
+        let body = json!({"process": {"pid": pid}, "input": {"stdin": B64.encode(bytes)}});
+        let req = self
+            .request(Method::POST, "/process.Process/SendInput", "root")
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(body.to_string())))
+            .map_err(|e| Error::infrastructure(format!("{what}: {e}")))?;
+        let a = self.http.call(what, req, FILE_TIMEOUT, 64 << 10).await?;
+        if a.status != StatusCode::OK {
+            return Err(self.fail(what, &a));
+        }
+        Ok(())
+    }
+
     /// Runs `start` as `user` until it ends, the deadline, a flood or a cancel.
     pub(crate) async fn run(
         &self,
@@ -292,21 +376,8 @@ impl Envd {
         let left = deadline
             .saturating_duration_since(began)
             .max(Duration::from_millis(1));
-        let payload = start.to_json().to_string();
-        let mut framed = Vec::with_capacity(5 + payload.len());
-        framed.push(0);
-        framed.extend_from_slice(&(payload.len() as u32).to_be_bytes());
-        framed.extend_from_slice(payload.as_bytes());
-        let req = self
-            .request(Method::POST, "/process.Process/Start", user)
-            .header("content-type", "application/connect+json")
-            .header("connect-protocol-version", "1")
-            .header("connect-timeout-ms", left.as_millis().to_string())
-            .header("keepalive-ping-interval", "30")
-            .body(Full::new(Bytes::from(framed)))
-            .map_err(|e| Error::infrastructure(format!("{what}: {e}")))?;
-        let resp = tokio::select! {
-            r = self.http.open(what, req, left + DEADLINE_GRACE) => r?,
+        let mut body = tokio::select! {
+            r = self.start(what, start, user, Some(left)) => r?,
             () = cancel.cancelled() => {
                 return Ok(Ran {
                     stdout: CappedBuffer::new(cap),
@@ -316,17 +387,6 @@ impl Envd {
                 });
             }
         };
-        let status = resp.status();
-        let content_type = resp
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
-        if status != StatusCode::OK || content_type != "application/connect+json" {
-            return Err(self.refused(what, resp).await);
-        }
-        let mut body = resp.into_body();
         let mut reader = StreamReader::new(TRANSFER_BUDGET);
         let mut events = Events::default();
         let mut stdout = CappedBuffer::new(cap);
@@ -417,6 +477,62 @@ impl Envd {
             finish,
             elapsed: began.elapsed(),
         })
+    }
+}
+
+/// A process envd keeps running with its stdin open ([`Envd::hold`]).
+pub(crate) struct Held {
+    envd: Envd,
+    body: hyper::body::Incoming,
+    reader: StreamReader,
+    events: Events,
+    /// Events read before they were asked for.
+    pending: std::collections::VecDeque<Event>,
+}
+
+impl Held {
+    /// Its pid.
+    pub(crate) fn pid(&self) -> u32 {
+        self.events.pid().unwrap_or(0)
+    }
+
+    /// The next event (keepalives skipped), or `None` once the stream ended,
+    /// broke or broke envd's protocol.
+    pub(crate) async fn next(&mut self) -> Option<Event> {
+        if let Some(e) = self.pending.pop_front() {
+            return Some(e);
+        }
+        loop {
+            while let Some(frame) = self.reader.next_frame().ok()? {
+                let Frame::Message(m) = frame else {
+                    return None;
+                };
+                let event = process::parse(&m).ok()?;
+                self.events.accept(&event).ok()?;
+                if event != Event::Keepalive {
+                    return Some(event);
+                }
+            }
+            let data = self.body.frame().await?.ok()?.into_data().ok()?;
+            self.reader.push(&data).ok()?;
+        }
+    }
+
+    /// Writes `bytes` to its stdin.
+    pub(crate) async fn send(&self, bytes: &[u8]) -> Result<()> {
+        self.envd.send_input(self.pid(), bytes).await
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if self.events.ended() || self.events.pid().is_none() {
+            return;
+        }
+        let (envd, pid) = (self.envd.clone(), self.pid());
+        if let Ok(h) = tokio::runtime::Handle::try_current() {
+            h.spawn(async move { envd.kill(pid).await });
+        }
     }
 }
 

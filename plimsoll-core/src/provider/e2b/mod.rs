@@ -20,8 +20,8 @@
 //! rule outside the VM, and the credential is ended before the VM is killed
 //! ([`vm`]). Without the URL, no grants (a grants file is a startup error).
 //!
-//! Not in this build yet: sessions (pause and resume), refused before
-//! dispatch.
+//! Sessions keep one VM for many calls ([`session`]), paused when idle and
+//! resumed for the next call, proven at startup when they are on.
 
 use std::sync::{Arc, OnceLock};
 
@@ -42,6 +42,7 @@ mod guard_url;
 pub mod process;
 mod proof;
 mod run;
+mod session;
 mod settings;
 pub mod stream;
 mod vm;
@@ -74,6 +75,12 @@ pub struct E2b {
     inner: Arc<Inner>,
     /// The template's envd version, once the proof has passed.
     envd_version: OnceLock<String>,
+    /// `SANDBOX_MAX_SESSIONS` above 0.
+    sessions_on: bool,
+    /// `SANDBOX_SESSION_DISK_MB`.
+    session_disk_mb: u32,
+    /// The cell languages the startup session proof showed.
+    session_languages: OnceLock<Vec<String>>,
 }
 
 impl E2b {
@@ -114,6 +121,9 @@ impl E2b {
                 egress,
             }),
             envd_version: OnceLock::new(),
+            sessions_on: setup.sessions.enabled(),
+            session_disk_mb: setup.sessions.disk_mb,
+            session_languages: OnceLock::new(),
         })
     }
 
@@ -157,6 +167,7 @@ impl Provider for E2b {
         let grants = self.inner.egress.is_some();
         Capabilities {
             projects: true,
+            sessions: true,
             orphan_reconcile: true,
             javascript_grants: grants,
             project_grants: grants,
@@ -173,7 +184,10 @@ impl Provider for E2b {
             javascript: Some(self.environment()),
             project: Some(self.environment()),
             module: None,
-            session: None,
+            session: Some(Environment {
+                languages: self.session_languages.get().cloned().unwrap_or_default(),
+                ..self.environment()
+            }),
         }
     }
 
@@ -194,6 +208,16 @@ impl Provider for E2b {
 
     async fn prove(&self) -> Result<Isolation> {
         let version = proof::prove(&self.inner).await?;
+        if self.sessions_on {
+            let spec = crate::provider::SandboxSpec {
+                fingerprint: "startup-proof".into(),
+                lifetime_ms: 120_000,
+                languages: vec![],
+            };
+            let s = session::open(&self.inner, &spec, self.session_disk_mb).await?;
+            let languages = crate::provider::session_kit::proof::prove(&s).await?;
+            let _ = self.session_languages.set(languages);
+        }
         let _ = self.envd_version.set(version);
         Ok(Isolation::Vm)
     }
@@ -210,6 +234,15 @@ impl Provider for E2b {
     async fn run_project(&self, job: &ProjectRun, ctx: &RunContext) -> Result<ProjectResult> {
         no_grant_without_guard(&self.inner, ctx)?;
         run::project(&self.inner, job, ctx).await
+    }
+
+    async fn open_session(
+        &self,
+        spec: &crate::provider::SandboxSpec,
+    ) -> Result<Box<dyn crate::provider::SessionSandbox>> {
+        Ok(Box::new(
+            session::open(&self.inner, spec, self.session_disk_mb).await?,
+        ))
     }
 
     async fn reconcile_orphans(&self) -> Result<usize> {

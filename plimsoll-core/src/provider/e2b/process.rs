@@ -23,10 +23,12 @@ pub struct StartRequest {
     pub envs: BTreeMap<String, String>,
     /// The working directory.
     pub cwd: Option<String>,
+    /// Whether its stdin is held open for `SendInput` (closed otherwise).
+    pub stdin: bool,
 }
 
 impl StartRequest {
-    /// The request message, as JSON (stdin closed).
+    /// The request message, as JSON.
     pub fn to_json(&self) -> Value {
         let mut process = json!({"cmd": self.cmd, "args": self.args});
         if !self.envs.is_empty() {
@@ -35,7 +37,7 @@ impl StartRequest {
         if let Some(cwd) = &self.cwd {
             process["cwd"] = json!(cwd);
         }
-        json!({"process": process, "stdin": false})
+        json!({"process": process, "stdin": self.stdin})
     }
 }
 
@@ -239,6 +241,7 @@ mod tests {
             args: vec!["-c".into(), "id".into()],
             envs: BTreeMap::new(),
             cwd: None,
+            stdin: false,
         };
         assert_eq!(
             r.to_json(),

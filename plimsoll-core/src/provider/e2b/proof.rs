@@ -70,6 +70,7 @@ async fn steps(p: &Arc<Inner>) -> Result<String> {
             args: vec!["-c".into(), "sh .plimsoll-proof/probe.sh".into()],
             envs: Default::default(),
             cwd: Some(PROJECT_DIR.into()),
+            stdin: false,
         };
         let deadline = Instant::now() + Duration::from_secs(30);
         let ran = vm

@@ -46,7 +46,7 @@ pub const ARTIFACT_BUDGET: usize = 8 * 1024 * 1024;
 /// files, kill): the VM's TTL is the run's budget plus this.
 pub const GRACE: Duration = Duration::from_secs(60);
 
-fn cancelled() -> Error {
+pub(crate) fn cancelled() -> Error {
     Error::new(
         ErrorCode::Cancelled,
         "the run was cancelled; its E2B sandbox was killed",
@@ -96,6 +96,18 @@ pub(crate) async fn snippet(
     ctx: &RunContext,
 ) -> Result<JavaScriptResult> {
     let vm = fresh(p, ctx).await?;
+    let ran = snippet_on(&vm, job, ctx, guest_env(p, ctx)).await;
+    vm.kill().await;
+    ran
+}
+
+/// Runs one snippet in `vm` with `envs` (the VM is the caller's to kill).
+pub(crate) async fn snippet_on(
+    vm: &Vm,
+    job: &JavaScriptRun,
+    ctx: &RunContext,
+    envs: BTreeMap<String, String>,
+) -> Result<JavaScriptResult> {
     let deadline = Instant::now() + ctx.timeout;
     vm.envd
         .write(
@@ -113,15 +125,14 @@ pub(crate) async fn snippet(
     let start = StartRequest {
         cmd: "node".into(),
         args,
-        envs: guest_env(p, ctx),
+        envs,
         cwd: Some(PROJECT_DIR.into()),
+        stdin: false,
     };
     let ran = vm
         .envd
         .run(&start, GUEST_USER, deadline, OUTPUT_CAP, &ctx.cancel)
-        .await;
-    vm.kill().await;
-    let ran = ran?;
+        .await?;
     let (exit_code, timed_out) = match ran.finish {
         Finish::Exit(c) => (c, false),
         Finish::Deadline => (124, true),
@@ -148,12 +159,21 @@ pub(crate) async fn project(
 ) -> Result<ProjectResult> {
     let vm = fresh(p, ctx).await?;
     let deadline = Instant::now() + ctx.timeout;
-    let result = steps(&vm, job, ctx, deadline, guest_env(p, ctx)).await;
+    let result = async {
+        let mut result = steps(&vm, job, ctx, deadline, guest_env(p, ctx)).await?;
+        if !job.artifacts.is_empty() && result.outcome != ProjectOutcome::SetupFailed {
+            collect(&vm, job, ctx, &mut result).await?;
+        }
+        Ok(result)
+    }
+    .await;
     vm.kill().await;
     result
 }
 
-async fn steps(
+/// Writes a project's files into [`PROJECT_DIR`] and runs its steps until
+/// one fails or the deadline (no artifacts: [`collect`] takes them).
+pub(crate) async fn steps(
     vm: &Vm,
     job: &ProjectRun,
     ctx: &RunContext,
@@ -182,6 +202,7 @@ async fn steps(
             args: vec!["-c".into(), step.clone()],
             envs: envs.clone(),
             cwd: Some(PROJECT_DIR.into()),
+            stdin: false,
         };
         let ran: Ran = vm
             .envd
@@ -230,16 +251,14 @@ async fn steps(
             }
         }
     }
-    if !job.artifacts.is_empty() {
-        collect(vm, job, ctx, &mut result).await?;
-    }
     Ok(result)
 }
 
 /// Time for checking and reading the artifacts, after the steps' deadline.
 const COLLECT_BUDGET: Duration = Duration::from_secs(15);
 
-async fn collect(
+/// Checks and reads the project's artifacts into `result`.
+pub(crate) async fn collect(
     vm: &Vm,
     job: &ProjectRun,
     ctx: &RunContext,
@@ -257,6 +276,7 @@ async fn collect(
         args,
         envs: Default::default(),
         cwd: Some(PROJECT_DIR.into()),
+        stdin: false,
     };
     let until = Instant::now() + COLLECT_BUDGET;
     let ran = vm

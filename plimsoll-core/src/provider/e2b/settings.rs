@@ -68,7 +68,7 @@ const VARIABLES: &[Var] = &[
     Var {
         name: "E2B_SESSION_GRANTS",
         default: "unset",
-        help: "e2b: session or call; e2b keeps no sessions yet, so it is refused",
+        help: "e2b: session or call; a session's VM carries no grants in this build, so it is refused",
     },
 ];
 
@@ -163,7 +163,7 @@ impl E2bSettings {
         if env.get("E2B_SESSION_GRANTS").is_some() {
             return Err(ConfigError::new(
                 "E2B_SESSION_GRANTS",
-                "the e2b provider keeps no sessions in this build; unset it",
+                "an e2b session's VM carries no grants in this build (it has no way out, not even to the guard); unset it",
             ));
         }
         let guard = env

@@ -20,7 +20,7 @@ use super::Inner;
 use super::api::Detail;
 use super::api::GuardRule;
 use super::envd::Envd;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SessionEnd, SessionEnded};
 use crate::grant::guard::GuardPass;
 
 /// The metadata key naming the daemon instance that made a VM.
@@ -129,6 +129,51 @@ impl Vm {
     /// run's stamp.
     pub(crate) async fn check(&self) -> Result<Detail> {
         let d = self.inner.api.detail(&self.id).await?;
+        let wrong = self.wrong(&d);
+        if wrong.is_empty() {
+            Ok(d)
+        } else {
+            Err(Error::infrastructure(format!(
+                "E2B sandbox {} is not what was asked for: {}; it is killed",
+                self.id,
+                wrong.join(", ")
+            )))
+        }
+    }
+
+    /// A session's read-back before a call: gone, unreadable or not running
+    /// ends it as its main process ended; any other difference, as changed.
+    pub(crate) async fn still(&self) -> std::result::Result<(), SessionEnded> {
+        let d = self
+            .inner
+            .api
+            .detail(&self.id)
+            .await
+            .map_err(|e| SessionEnded {
+                reason: SessionEnd::MainProcessEnded,
+                detail: format!("the session's VM could not be read back: {}", e.message()),
+            })?;
+        if d.state != "running" {
+            return Err(SessionEnded {
+                reason: SessionEnd::MainProcessEnded,
+                detail: format!("the session's VM is {}", d.state),
+            });
+        }
+        let wrong = self.wrong(&d);
+        if wrong.is_empty() {
+            return Ok(());
+        }
+        Err(SessionEnded {
+            reason: SessionEnd::SandboxChanged,
+            detail: format!(
+                "the session's VM no longer reads back as asked: {}",
+                wrong.join(", ")
+            ),
+        })
+    }
+
+    /// What in `d` a run may not have.
+    fn wrong(&self, d: &Detail) -> Vec<String> {
         let s = &self.inner.settings;
         let over = |what: &str, got: u32, max: Option<u32>| match max {
             Some(m) if got > m => Some(format!("{what} {got} (the most allowed is {m})")),
@@ -172,15 +217,7 @@ impl Vm {
         if d.metadata.get(LEASE_KEY) != Some(&self.lease) {
             wrong.push("its metadata lacks this run's lease".into());
         }
-        if wrong.is_empty() {
-            Ok(d)
-        } else {
-            Err(Error::infrastructure(format!(
-                "E2B sandbox {} is not what was asked for: {}; it is killed",
-                self.id,
-                wrong.join(", ")
-            )))
-        }
+        wrong
     }
 
     /// Ends the run's guard credential, then kills the VM and waits for the answer.

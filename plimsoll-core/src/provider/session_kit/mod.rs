@@ -28,8 +28,8 @@ pub(crate) const KERNEL_JS: &str = include_str!("kernel.js");
 /// Kills every process of the guest uid but itself, the kept pids and their
 /// ancestors, until none is left, then measures the disk. Arguments:
 /// `<uid> <measure> <kept pid>...`, where `<measure>` is `statfs:<dir>`
-/// (prints `blocks free bsize`) or `du:<dir>` (prints KiB used). Exits 3 if
-/// some survive five seconds.
+/// (prints `blocks free bsize`) or `du:<dir> [<dir>...]` (prints the KiB
+/// used in all). Exits 3 if some survive five seconds.
 pub(crate) const STOP_EXCEPT: &str = include_str!("stop_except.sh");
 /// How long a kernel may take to say it is ready.
 pub(crate) const KERNEL_START: Duration = Duration::from_secs(30);

@@ -42,5 +42,5 @@ while :; do
 done
 case "$measure" in
   statfs:*) stat -f -c '%b %f %S' "${measure#statfs:}" ;;
-  du:*) du -sk "${measure#du:}" | { read -r k rest; echo "$k"; } ;;
+  du:*) du -skc ${measure#du:} 2>/dev/null | { k=; while read -r n rest; do k=$n; done; echo "$k"; } ;;
 esac

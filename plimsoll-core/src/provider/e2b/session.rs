@@ -1,0 +1,400 @@
+//! A session on E2B: one VM kept for many calls, created as a fresh run's
+//! is (secure, outbound traffic denied, stamped and leased before the
+//! create), read back before every call (running, the resources and the
+//! closed network it was created with, its lease: a VM that is gone or
+//! paused behind plimsoll's back ends the session, any other difference
+//! ends it as changed), killed at close.
+//!
+//! Calls run as the template's `user` in [`PROJECT_DIR`], which persists: a
+//! snippet and a project as a fresh run's do; cells go to one kept
+//! interpreter per language, a kernel envd keeps running with its stdin
+//! open (fed by `SendInput`; the protocol is [`session_kit`]'s). After each
+//! answer the stopper, run as root, kills every process of the guest's uid
+//! but the kernels (envd and the kernels' ancestors are root's), shows none
+//! left, and measures `/home/user` and `/tmp` against the disk budget.
+//!
+//! Suspending pauses the VM (`POST /sandboxes/{id}/pause`): its disk is
+//! kept, its processes end, and its memory is no longer held; resuming
+//! connects to it again for the rest of its lifetime, and the next cell of
+//! each language says `interpreter_started`. A call carrying a grant is
+//! refused: the session's VM has no way out, not even to the guard.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio::sync::Mutex;
+use tokio::time::Instant;
+
+use super::Inner;
+use super::envd::{Finish, Held};
+use super::process::{Event, StartRequest};
+use super::run::{self, GRACE, GUEST_USER, PROJECT_DIR};
+use super::vm::Vm;
+use crate::error::{Error, ErrorCode, Result, SessionEnd, SessionEnded};
+use crate::provider::session_kit::{self, Asked, Channel, Kernel};
+use crate::provider::{RunContext, SandboxSpec, SessionSandbox};
+use crate::request::{CellRun, JavaScriptRun, ProjectRun};
+use crate::result::{CellResult, JavaScriptResult, ProjectOutcome, ProjectResult};
+
+/// The budget of the session's own short commands (the stopper, `id -u`).
+const TOOL_BUDGET: Duration = Duration::from_secs(20);
+/// What the disk budget measures: everything the guest can write.
+const MEASURED: &str = "du:/home/user /tmp";
+
+/// A session's VM.
+pub(crate) struct E2bSession {
+    inner: Arc<Inner>,
+    /// The VM's id.
+    id: String,
+    /// `None` once closed.
+    vm: Mutex<Option<Vm>>,
+    /// The guest's uid in the VM.
+    uid: u32,
+    kernels: Mutex<HashMap<String, Kernel>>,
+    /// `SANDBOX_SESSION_DISK_MB` (0: unchecked).
+    disk_mb: u32,
+    /// When the VM's lifetime ends (a resume asks for no more).
+    ends: Instant,
+}
+
+/// A kernel envd keeps.
+struct Kept(Held);
+
+#[async_trait]
+impl Channel for Kept {
+    async fn send(&mut self, bytes: &[u8]) -> bool {
+        self.0.send(bytes).await.is_ok()
+    }
+
+    async fn recv(&mut self) -> Option<Vec<u8>> {
+        loop {
+            match self.0.next().await? {
+                Event::Stdout(d) => return Some(d),
+                Event::End(_) => return None,
+                Event::Start(_) | Event::Stderr(_) | Event::Keepalive => {}
+            }
+        }
+    }
+}
+
+fn call_cancelled() -> Error {
+    Error::new(
+        ErrorCode::Cancelled,
+        "the call was cancelled; its process was killed",
+    )
+}
+
+fn no_grants() -> Error {
+    Error::unsupported(
+        "an e2b session's VM has no way out, not even to the egress guard: make granted calls as fresh runs",
+    )
+}
+
+fn closed() -> Error {
+    Error::session_ended(SessionEnd::Closed, "the session's VM is closed")
+}
+
+/// Opens a session's VM with kernels for `spec.languages` started.
+pub(crate) async fn open(
+    inner: &Arc<Inner>,
+    spec: &SandboxSpec,
+    disk_mb: u32,
+) -> Result<E2bSession> {
+    let life = Duration::from_millis(spec.lifetime_ms) + GRACE;
+    let vm = Vm::create(inner, life, None).await?;
+    let uid = match who(&vm).await {
+        Ok(uid) => uid,
+        Err(e) => {
+            vm.kill().await;
+            return Err(e);
+        }
+    };
+    let s = E2bSession {
+        inner: inner.clone(),
+        id: vm.id.clone(),
+        vm: Mutex::new(Some(vm)),
+        uid,
+        kernels: Mutex::new(HashMap::new()),
+        disk_mb,
+        ends: Instant::now() + life,
+    };
+    for lang in &spec.languages {
+        if lang != "python" && lang != "javascript" {
+            continue;
+        }
+        let mut kernels = s.kernels.lock().await;
+        if kernels.contains_key(lang) {
+            continue;
+        }
+        match s.start_kernel(lang).await {
+            Ok(k) => {
+                kernels.insert(lang.clone(), k);
+            }
+            Err(e) => {
+                drop(kernels);
+                s.close().await;
+                return Err(e);
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// The VM read back, then the guest's uid (never root's).
+async fn who(vm: &Vm) -> Result<u32> {
+    vm.check().await?;
+    let start = StartRequest {
+        cmd: "id".into(),
+        args: vec!["-u".into()],
+        envs: Default::default(),
+        cwd: Some(PROJECT_DIR.into()),
+        stdin: false,
+    };
+    let until = Instant::now() + TOOL_BUDGET;
+    let ran = vm
+        .envd
+        .run(&start, GUEST_USER, until, 64, &Default::default())
+        .await?;
+    let (out, _) = ran.stdout.finish();
+    match (
+        ran.finish,
+        String::from_utf8_lossy(&out).trim().parse::<u32>(),
+    ) {
+        (Finish::Exit(0), Ok(uid)) if uid != 0 => Ok(uid),
+        _ => Err(Error::infrastructure(format!(
+            "the E2B sandbox's {GUEST_USER} did not show an unprivileged uid"
+        ))),
+    }
+}
+
+impl E2bSession {
+    /// Runs `f` on the live VM; a closed session is refused.
+    async fn with_vm<T>(&self, f: impl AsyncFnOnce(&Vm) -> Result<T>) -> Result<T> {
+        let vm = self.vm.lock().await;
+        match vm.as_ref() {
+            Some(v) => f(v).await,
+            None => Err(closed()),
+        }
+    }
+
+    /// Starts the kernel for `lang` and waits until it is ready.
+    async fn start_kernel(&self, lang: &str) -> Result<Kernel> {
+        let mut argv = session_kit::kernel_argv(lang)?;
+        let start = StartRequest {
+            cmd: argv.remove(0),
+            args: argv,
+            envs: Default::default(),
+            cwd: Some(PROJECT_DIR.into()),
+            stdin: true,
+        };
+        let held = self
+            .with_vm(async |v| v.envd.hold(&start, GUEST_USER).await)
+            .await?;
+        Kernel::ready(Box::new(Kept(held)), lang).await
+    }
+
+    /// The stopper once: `Ok(KiB used)`, or why not (`true`: it ran and
+    /// failed to show the VM clean).
+    async fn stop_once(&self, until: Instant) -> std::result::Result<u64, (bool, String)> {
+        let kept: Vec<u32> = self.kernels.lock().await.values().map(|k| k.pid).collect();
+        let mut args = session_kit::stop_argv(self.uid, MEASURED, &kept);
+        let start = StartRequest {
+            cmd: args.remove(0),
+            args,
+            envs: Default::default(),
+            cwd: Some("/".into()),
+            stdin: false,
+        };
+        let ran = self
+            .with_vm(async |v| {
+                v.envd
+                    .run(&start, "root", until, 4096, &Default::default())
+                    .await
+            })
+            .await
+            .map_err(|e| (false, e.message().to_owned()))?;
+        let (out, _) = ran.stdout.finish();
+        let (err, _) = ran.stderr.finish();
+        let stderr = String::from_utf8_lossy(&err).trim().to_owned();
+        match ran.finish {
+            Finish::Exit(0) => String::from_utf8_lossy(&out)
+                .trim()
+                .parse()
+                .map_err(|_| (true, "could not measure the disk".to_owned())),
+            Finish::Exit(3) => Err((true, stderr)),
+            Finish::Exit(code) => Err((false, format!("exit {code}: {stderr}"))),
+            Finish::Deadline | Finish::Flooded | Finish::Cancelled => {
+                Err((false, "not done in time".into()))
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl SessionSandbox for E2bSession {
+    async fn check(&self) -> std::result::Result<(), SessionEnded> {
+        if let Some(v) = self.vm.lock().await.as_ref() {
+            return v.still().await;
+        }
+        // Closed: ended only once its VM is shown gone (the startup proof's
+        // check that a close kills it).
+        match self.inner.api.exists(&self.id).await {
+            Ok(false) => Err(SessionEnded {
+                reason: SessionEnd::Closed,
+                detail: "the session's VM is closed and gone".into(),
+            }),
+            Ok(true) | Err(_) => Ok(()),
+        }
+    }
+
+    async fn run_javascript(
+        &self,
+        job: &JavaScriptRun,
+        ctx: &RunContext,
+    ) -> Result<JavaScriptResult> {
+        if ctx.grant.is_some() {
+            return Err(no_grants());
+        }
+        let r = self
+            .with_vm(async |v| run::snippet_on(v, job, ctx, Default::default()).await)
+            .await;
+        match r {
+            Err(e) if e.code() == ErrorCode::Cancelled => Err(call_cancelled()),
+            r => r,
+        }
+    }
+
+    async fn run_project(&self, job: &ProjectRun, ctx: &RunContext) -> Result<ProjectResult> {
+        if ctx.grant.is_some() {
+            return Err(no_grants());
+        }
+        let deadline = Instant::now() + ctx.timeout;
+        let mut result = self
+            .with_vm(async |v| run::steps(v, job, ctx, deadline, Default::default()).await)
+            .await
+            .map_err(|e| match e.code() {
+                ErrorCode::Cancelled => call_cancelled(),
+                _ => e,
+            })?;
+        if job.artifacts.is_empty() || result.outcome == ProjectOutcome::SetupFailed {
+            return Ok(result);
+        }
+        // Collect only once no guest process but the kernels is left.
+        if self.stop_once(Instant::now() + TOOL_BUDGET).await.is_err() {
+            result.outcome_detail =
+                "artifacts not collected: the steps' processes could not be stopped".into();
+            return Ok(result);
+        }
+        self.with_vm(async |v| run::collect(v, job, ctx, &mut result).await)
+            .await?;
+        Ok(result)
+    }
+
+    async fn run_cell(&self, job: &CellRun, ctx: &RunContext) -> Result<CellResult> {
+        let lang = job.language.as_str();
+        session_kit::kernel_argv(lang)?;
+        let deadline = Instant::now() + ctx.timeout;
+        let files: Vec<(String, &[u8])> = job
+            .files
+            .iter()
+            .map(|f| (format!("{PROJECT_DIR}/{}", f.path), f.content.as_bytes()))
+            .collect();
+        if !files.is_empty()
+            && let Err(why) = self
+                .with_vm(async |v| v.envd.write(GUEST_USER, &files).await)
+                .await?
+        {
+            return Ok(CellResult {
+                exit_code: 1,
+                stderr: format!("writing the files into {PROJECT_DIR} failed: {why}").into_bytes(),
+                ..CellResult::default()
+            });
+        }
+        let mut kernels = self.kernels.lock().await;
+        if !kernels.contains_key(lang) {
+            let k = self.start_kernel(lang).await?;
+            kernels.insert(lang.to_owned(), k);
+        }
+        let Some(kernel) = kernels.get_mut(lang) else {
+            return Err(Error::infrastructure("the interpreter vanished"));
+        };
+        match kernel
+            .ask(&job.code, deadline, &ctx.cancel, std::future::pending())
+            .await
+        {
+            Asked::Answered(r) => Ok(r),
+            Asked::Ended(r) => {
+                // Dropping its held process kills it; the stopper after
+                // this call shows it gone.
+                kernels.remove(lang);
+                Ok(r)
+            }
+            Asked::Cancelled | Asked::Stopped => {
+                kernels.remove(lang);
+                Err(call_cancelled())
+            }
+        }
+    }
+
+    async fn cleanup(&self) -> std::result::Result<(), SessionEnded> {
+        let boundary = |detail: String| SessionEnded {
+            reason: SessionEnd::BoundaryFailed,
+            detail,
+        };
+        let until = Instant::now() + TOOL_BUDGET;
+        let mut last = String::new();
+        for _ in 0..5 {
+            if Instant::now() >= until {
+                break;
+            }
+            match self.stop_once(until).await {
+                Ok(kib) => {
+                    if self.disk_mb > 0 && kib > u64::from(self.disk_mb) * 1024 {
+                        return Err(SessionEnded {
+                            reason: SessionEnd::DiskExceeded,
+                            detail: format!(
+                                "/home/user and /tmp hold {} MiB, over the session budget of {} MiB",
+                                kib / 1024,
+                                self.disk_mb
+                            ),
+                        });
+                    }
+                    return Ok(());
+                }
+                Err((true, why)) => {
+                    return Err(boundary(format!("the cleanup between calls failed: {why}")));
+                }
+                Err((false, why)) => last = why,
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        // Unable to show the VM clean: if it is gone or changed, say so.
+        self.check().await?;
+        Err(boundary(format!(
+            "the cleanup between calls could not run: {last}"
+        )))
+    }
+
+    async fn suspend(&self) -> Result<bool> {
+        // A paused VM's processes are gone: so are the interpreters.
+        self.kernels.lock().await.clear();
+        self.with_vm(async |v| self.inner.api.pause(&v.id).await)
+            .await?;
+        Ok(false)
+    }
+
+    async fn resume(&self) -> Result<()> {
+        let left = self.ends.saturating_duration_since(Instant::now());
+        self.with_vm(async |v| self.inner.api.connect(&v.id, left).await)
+            .await
+    }
+
+    async fn close(&self) {
+        self.kernels.lock().await.clear();
+        if let Some(vm) = self.vm.lock().await.take() {
+            vm.kill().await;
+        }
+    }
+}
