@@ -2,7 +2,8 @@
 //!
 //! Each [`PrivateDocker`] runs its own `containerd` (own root, state and
 //! socket) and its own `dockerd` (own `-H` socket, `--data-root`,
-//! `--exec-root`, `--pidfile`, no bridge, no iptables), with the host's
+//! `--exec-root`, `--pidfile`, no bridge, no iptables, in its own network
+//! namespace so its bridge handling never touches the host's), with the host's
 //! runtimes configuration (`/etc/docker/daemon.json`: runc, and runsc with its
 //! runtimeArgs). The plimsoll images are copied in with `docker save | docker
 //! load`, which keeps their IDs. A test may kill, restart or starve it; the
@@ -167,7 +168,11 @@ impl PrivateDocker {
         let d = &self.dir;
         let t = Instant::now();
         self.dockerd = Some(
-            Command::new("dockerd")
+            // In its own network namespace: a dockerd without a bridge
+            // deletes any `docker0` it sees, which would take the host
+            // dockerd's default network from every test after this one.
+            Command::new("unshare")
+                .args(["--net", "--", "dockerd"])
                 .arg("-H")
                 .arg(self.host())
                 .arg("--data-root")

@@ -557,12 +557,7 @@ impl DockerSession {
 
 /// The startup session proof on a fresh session container.
 pub(crate) async fn prove(inner: &Arc<Inner>) -> Result<Vec<String>> {
-    let spec = SandboxSpec {
-        fingerprint: "startup-proof".into(),
-        lifetime_ms: 120_000,
-        languages: vec![],
-    };
-    let s = open(inner, &spec).await?;
+    let s = open(inner, &session_kit::proof::spec()).await?;
     session_kit::proof::prove(&s).await
 }
 

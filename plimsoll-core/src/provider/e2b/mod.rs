@@ -209,13 +209,10 @@ impl Provider for E2b {
     async fn prove(&self) -> Result<Isolation> {
         let version = proof::prove(&self.inner).await?;
         if self.sessions_on {
-            let spec = crate::provider::SandboxSpec {
-                fingerprint: "startup-proof".into(),
-                lifetime_ms: 120_000,
-                languages: vec![],
-            };
-            let s = session::open(&self.inner, &spec, self.session_disk_mb).await?;
-            let languages = crate::provider::session_kit::proof::prove(&s).await?;
+            use crate::provider::session_kit::proof as session_proof;
+            let s =
+                session::open(&self.inner, &session_proof::spec(), self.session_disk_mb).await?;
+            let languages = session_proof::prove(&s).await?;
             let _ = self.session_languages.set(languages);
         }
         let _ = self.envd_version.set(version);

@@ -19,7 +19,6 @@
 //! each language says `interpreter_started`. A call carrying a grant is
 //! refused: the session's VM has no way out, not even to the guard.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,7 +32,7 @@ use super::process::{Event, StartRequest};
 use super::run::{self, GRACE, GUEST_USER, PROJECT_DIR};
 use super::vm::Vm;
 use crate::error::{Error, ErrorCode, Result, SessionEnd, SessionEnded};
-use crate::provider::session_kit::{self, Asked, Channel, Kernel};
+use crate::provider::session_kit::{self, Channel, Kernel, Kernels, NotStopped};
 use crate::provider::{RunContext, SandboxSpec, SessionSandbox};
 use crate::request::{CellRun, JavaScriptRun, ProjectRun};
 use crate::result::{CellResult, JavaScriptResult, ProjectOutcome, ProjectResult};
@@ -52,7 +51,7 @@ pub(crate) struct E2bSession {
     vm: Mutex<Option<Vm>>,
     /// The guest's uid in the VM.
     uid: u32,
-    kernels: Mutex<HashMap<String, Kernel>>,
+    kernels: Kernels,
     /// `SANDBOX_SESSION_DISK_MB` (0: unchecked).
     disk_mb: u32,
     /// When the VM's lifetime ends (a resume asks for no more).
@@ -116,28 +115,13 @@ pub(crate) async fn open(
         id: vm.id.clone(),
         vm: Mutex::new(Some(vm)),
         uid,
-        kernels: Mutex::new(HashMap::new()),
+        kernels: Kernels::default(),
         disk_mb,
         ends: Instant::now() + life,
     };
-    for lang in &spec.languages {
-        if lang != "python" && lang != "javascript" {
-            continue;
-        }
-        let mut kernels = s.kernels.lock().await;
-        if kernels.contains_key(lang) {
-            continue;
-        }
-        match s.start_kernel(lang).await {
-            Ok(k) => {
-                kernels.insert(lang.clone(), k);
-            }
-            Err(e) => {
-                drop(kernels);
-                s.close().await;
-                return Err(e);
-            }
-        }
+    if let Err(e) = s.kernels.warm(&spec.languages, &s).await {
+        s.close().await;
+        return Err(e);
     }
     Ok(s)
 }
@@ -178,7 +162,10 @@ impl E2bSession {
             None => Err(closed()),
         }
     }
+}
 
+#[async_trait]
+impl session_kit::Hosted for E2bSession {
     /// Starts the kernel for `lang` and waits until it is ready.
     async fn start_kernel(&self, lang: &str) -> Result<Kernel> {
         let mut argv = session_kit::kernel_argv(lang)?;
@@ -197,9 +184,12 @@ impl E2bSession {
 
     /// The stopper once: `Ok(KiB used)`, or why not (`true`: it ran and
     /// failed to show the VM clean).
-    async fn stop_once(&self, until: Instant) -> std::result::Result<u64, (bool, String)> {
-        let kept: Vec<u32> = self.kernels.lock().await.values().map(|k| k.pid).collect();
-        let mut args = session_kit::stop_argv(self.uid, MEASURED, &kept);
+    async fn stop_once(
+        &self,
+        kept: &[u32],
+        until: Instant,
+    ) -> std::result::Result<u64, NotStopped> {
+        let mut args = session_kit::stop_argv(self.uid, MEASURED, kept);
         let start = StartRequest {
             cmd: args.remove(0),
             args,
@@ -214,20 +204,35 @@ impl E2bSession {
                     .await
             })
             .await
-            .map_err(|e| (false, e.message().to_owned()))?;
+            .map_err(|e| NotStopped {
+                shown: false,
+                why: e.message().to_owned(),
+            })?;
         let (out, _) = ran.stdout.finish();
         let (err, _) = ran.stderr.finish();
         let stderr = String::from_utf8_lossy(&err).trim().to_owned();
         match ran.finish {
-            Finish::Exit(0) => String::from_utf8_lossy(&out)
-                .trim()
-                .parse()
-                .map_err(|_| (true, "could not measure the disk".to_owned())),
-            Finish::Exit(3) => Err((true, stderr)),
-            Finish::Exit(code) => Err((false, format!("exit {code}: {stderr}"))),
-            Finish::Deadline | Finish::Flooded | Finish::Cancelled => {
-                Err((false, "not done in time".into()))
+            Finish::Exit(0) => {
+                String::from_utf8_lossy(&out)
+                    .trim()
+                    .parse()
+                    .map_err(|_| NotStopped {
+                        shown: true,
+                        why: "could not measure the disk".to_owned(),
+                    })
             }
+            Finish::Exit(3) => Err(NotStopped {
+                shown: true,
+                why: stderr,
+            }),
+            Finish::Exit(code) => Err(NotStopped {
+                shown: false,
+                why: format!("exit {code}: {stderr}"),
+            }),
+            Finish::Deadline | Finish::Flooded | Finish::Cancelled => Err(NotStopped {
+                shown: false,
+                why: "not done in time".into(),
+            }),
         }
     }
 }
@@ -282,7 +287,11 @@ impl SessionSandbox for E2bSession {
             return Ok(result);
         }
         // Collect only once no guest process but the kernels is left.
-        if self.stop_once(Instant::now() + TOOL_BUDGET).await.is_err() {
+        let kept = self.kernels.pids().await;
+        if session_kit::Hosted::stop_once(self, &kept, Instant::now() + TOOL_BUDGET)
+            .await
+            .is_err()
+        {
             result.outcome_detail =
                 "artifacts not collected: the steps' processes could not be stopped".into();
             return Ok(result);
@@ -312,74 +321,20 @@ impl SessionSandbox for E2bSession {
                 ..CellResult::default()
             });
         }
-        let mut kernels = self.kernels.lock().await;
-        if !kernels.contains_key(lang) {
-            let k = self.start_kernel(lang).await?;
-            kernels.insert(lang.to_owned(), k);
-        }
-        let Some(kernel) = kernels.get_mut(lang) else {
-            return Err(Error::infrastructure("the interpreter vanished"));
-        };
-        match kernel
-            .ask(&job.code, deadline, &ctx.cancel, std::future::pending())
+        self.kernels
+            .ask(self, lang, &job.code, deadline, &ctx.cancel, call_cancelled)
             .await
-        {
-            Asked::Answered(r) => Ok(r),
-            Asked::Ended(r) => {
-                // Dropping its held process kills it; the stopper after
-                // this call shows it gone.
-                kernels.remove(lang);
-                Ok(r)
-            }
-            Asked::Cancelled | Asked::Stopped => {
-                kernels.remove(lang);
-                Err(call_cancelled())
-            }
-        }
     }
 
     async fn cleanup(&self) -> std::result::Result<(), SessionEnded> {
-        let boundary = |detail: String| SessionEnded {
-            reason: SessionEnd::BoundaryFailed,
-            detail,
-        };
-        let until = Instant::now() + TOOL_BUDGET;
-        let mut last = String::new();
-        for _ in 0..5 {
-            if Instant::now() >= until {
-                break;
-            }
-            match self.stop_once(until).await {
-                Ok(kib) => {
-                    if self.disk_mb > 0 && kib > u64::from(self.disk_mb) * 1024 {
-                        return Err(SessionEnded {
-                            reason: SessionEnd::DiskExceeded,
-                            detail: format!(
-                                "/home/user and /tmp hold {} MiB, over the session budget of {} MiB",
-                                kib / 1024,
-                                self.disk_mb
-                            ),
-                        });
-                    }
-                    return Ok(());
-                }
-                Err((true, why)) => {
-                    return Err(boundary(format!("the cleanup between calls failed: {why}")));
-                }
-                Err((false, why)) => last = why,
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        // Unable to show the VM clean: if it is gone or changed, say so.
-        self.check().await?;
-        Err(boundary(format!(
-            "the cleanup between calls could not run: {last}"
-        )))
+        self.kernels
+            .cleanup(self, self.disk_mb, "/home/user and /tmp")
+            .await
     }
 
     async fn suspend(&self) -> Result<bool> {
         // A paused VM's processes are gone: so are the interpreters.
-        self.kernels.lock().await.clear();
+        self.kernels.clear().await;
         self.with_vm(async |v| self.inner.api.pause(&v.id).await)
             .await?;
         Ok(false)
@@ -392,7 +347,7 @@ impl SessionSandbox for E2bSession {
     }
 
     async fn close(&self) {
-        self.kernels.lock().await.clear();
+        self.kernels.clear().await;
         if let Some(vm) = self.vm.lock().await.take() {
             vm.kill().await;
         }

@@ -16,7 +16,6 @@
 //! idle session's sandbox keeps running, and holding its slot, until its idle
 //! limit ends it.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,7 +29,7 @@ use super::gateway::Interactive;
 use super::run::{self, GRACE, PROJECT_DIR};
 use super::sandbox::{Live, WRITABLE};
 use crate::error::{Error, ErrorCode, Result, SessionEnd, SessionEnded};
-use crate::provider::session_kit::{self, Asked, Channel, Kernel};
+use crate::provider::session_kit::{self, Channel, Kernel, Kernels, NotStopped};
 use crate::provider::{RunContext, SandboxSpec, SessionSandbox};
 use crate::request::{CellRun, JavaScriptRun, ProjectRun};
 use crate::result::{CellResult, JavaScriptResult, ProjectOutcome, ProjectResult};
@@ -47,7 +46,7 @@ pub(crate) struct OpenShellSession {
     live: Mutex<Option<Live>>,
     /// The uid the sandbox runs commands as (never 0).
     uid: u32,
-    kernels: Mutex<HashMap<String, Kernel>>,
+    kernels: Kernels,
     /// `SANDBOX_SESSION_DISK_MB` (0: unchecked).
     disk_mb: u32,
 }
@@ -141,27 +140,12 @@ pub(crate) async fn open(
         name: live.name.clone(),
         live: Mutex::new(Some(live)),
         uid,
-        kernels: Mutex::new(HashMap::new()),
+        kernels: Kernels::default(),
         disk_mb,
     };
-    for lang in &spec.languages {
-        if lang != "python" && lang != "javascript" {
-            continue;
-        }
-        let mut kernels = s.kernels.lock().await;
-        if kernels.contains_key(lang) {
-            continue;
-        }
-        match s.start_kernel(lang).await {
-            Ok(k) => {
-                kernels.insert(lang.clone(), k);
-            }
-            Err(e) => {
-                drop(kernels);
-                s.close().await;
-                return Err(e);
-            }
-        }
+    if let Err(e) = s.kernels.warm(&spec.languages, &s).await {
+        s.close().await;
+        return Err(e);
     }
     Ok(s)
 }
@@ -174,15 +158,6 @@ impl OpenShellSession {
             Some(l) => f(l).await,
             None => Err(closed()),
         }
-    }
-
-    /// Starts the kernel for `lang` and waits until it is ready.
-    async fn start_kernel(&self, lang: &str) -> Result<Kernel> {
-        let argv = session_kit::kernel_argv(lang)?;
-        let held = self
-            .with_live(async |l| l.gateway().interactive(&l.name, &argv, PROJECT_DIR).await)
-            .await?;
-        Kernel::ready(Box::new(Attached(held)), lang).await
     }
 
     /// `f` until the call's cancel: a cancelled call's command stream is
@@ -198,11 +173,26 @@ impl OpenShellSession {
             r = self.with_live(f) => r,
         }
     }
+}
+
+#[async_trait]
+impl session_kit::Hosted for OpenShellSession {
+    /// Starts the kernel for `lang` and waits until it is ready.
+    async fn start_kernel(&self, lang: &str) -> Result<Kernel> {
+        let argv = session_kit::kernel_argv(lang)?;
+        let held = self
+            .with_live(async |l| l.gateway().interactive(&l.name, &argv, PROJECT_DIR).await)
+            .await?;
+        Kernel::ready(Box::new(Attached(held)), lang).await
+    }
 
     /// The stopper once: `Ok(KiB used)` or why not.
-    async fn stop_once(&self, until: Instant) -> std::result::Result<u64, (bool, String)> {
-        let kept: Vec<u32> = self.kernels.lock().await.values().map(|k| k.pid).collect();
-        let cmd = session_kit::stop_argv(self.uid, &format!("du:{WRITABLE}"), &kept);
+    async fn stop_once(
+        &self,
+        kept: &[u32],
+        until: Instant,
+    ) -> std::result::Result<u64, NotStopped> {
+        let cmd = session_kit::stop_argv(self.uid, &format!("du:{WRITABLE}"), kept);
         let budget = until.saturating_duration_since(Instant::now());
         let out = self
             .with_live(async |l| {
@@ -211,16 +201,31 @@ impl OpenShellSession {
                     .await
             })
             .await
-            .map_err(|e| (false, e.message().to_owned()))?;
+            .map_err(|e| NotStopped {
+                shown: false,
+                why: e.message().to_owned(),
+            })?;
         let stderr = String::from_utf8_lossy(&out.stderr).trim().to_owned();
         match out.exit_code {
             Some(0) => String::from_utf8_lossy(&out.stdout)
                 .trim()
                 .parse()
-                .map_err(|_| (true, format!("could not measure {WRITABLE}"))),
-            Some(3) => Err((true, stderr)),
-            Some(code) => Err((false, format!("exit {code}: {stderr}"))),
-            None => Err((false, "not done in time".into())),
+                .map_err(|_| NotStopped {
+                    shown: true,
+                    why: format!("could not measure {WRITABLE}"),
+                }),
+            Some(3) => Err(NotStopped {
+                shown: true,
+                why: stderr,
+            }),
+            Some(code) => Err(NotStopped {
+                shown: false,
+                why: format!("exit {code}: {stderr}"),
+            }),
+            None => Err(NotStopped {
+                shown: false,
+                why: "not done in time".into(),
+            }),
         }
     }
 }
@@ -288,7 +293,11 @@ impl SessionSandbox for OpenShellSession {
             return Ok(result);
         }
         // Collect only once no guest process but the kernels is left.
-        if self.stop_once(Instant::now() + TOOL_BUDGET).await.is_err() {
+        let kept = self.kernels.pids().await;
+        if session_kit::Hosted::stop_once(self, &kept, Instant::now() + TOOL_BUDGET)
+            .await
+            .is_err()
+        {
             result.outcome_detail =
                 "artifacts not collected: the steps' processes could not be stopped".into();
             return Ok(result);
@@ -318,72 +327,13 @@ impl SessionSandbox for OpenShellSession {
                 ..CellResult::default()
             });
         }
-        let mut kernels = self.kernels.lock().await;
-        if !kernels.contains_key(lang) {
-            let k = self.start_kernel(lang).await?;
-            kernels.insert(lang.to_owned(), k);
-        }
-        let Some(kernel) = kernels.get_mut(lang) else {
-            return Err(Error::infrastructure("the interpreter vanished"));
-        };
-        // A kernel whose sandbox dies under it sees its command end.
-        match kernel
-            .ask(&job.code, deadline, &ctx.cancel, std::future::pending())
+        self.kernels
+            .ask(self, lang, &job.code, deadline, &ctx.cancel, call_cancelled)
             .await
-        {
-            Asked::Answered(r) => Ok(r),
-            Asked::Ended(r) => {
-                // Dropping its command makes the gateway kill it; the
-                // stopper after this call shows it gone.
-                kernels.remove(lang);
-                Ok(r)
-            }
-            Asked::Cancelled | Asked::Stopped => {
-                kernels.remove(lang);
-                Err(call_cancelled())
-            }
-        }
     }
 
     async fn cleanup(&self) -> std::result::Result<(), SessionEnded> {
-        let boundary = |detail: String| SessionEnded {
-            reason: SessionEnd::BoundaryFailed,
-            detail,
-        };
-        // A process table at its limit can refuse the stopper once or twice;
-        // every attempt shares one budget.
-        let until = Instant::now() + TOOL_BUDGET;
-        let mut last = String::new();
-        for _ in 0..5 {
-            if Instant::now() >= until {
-                break;
-            }
-            match self.stop_once(until).await {
-                Ok(kib) => {
-                    if self.disk_mb > 0 && kib > u64::from(self.disk_mb) * 1024 {
-                        return Err(SessionEnded {
-                            reason: SessionEnd::DiskExceeded,
-                            detail: format!(
-                                "{WRITABLE} holds {} MiB, over the session budget of {} MiB",
-                                kib / 1024,
-                                self.disk_mb
-                            ),
-                        });
-                    }
-                    return Ok(());
-                }
-                Err((true, why)) => {
-                    return Err(boundary(format!("the cleanup between calls failed: {why}")));
-                }
-                Err((false, why)) => last = why,
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        // Unable to show the sandbox clean: if it is gone or changed, say so.
-        self.check().await?;
-        Err(boundary(format!(
-            "the cleanup between calls could not run: {last}"
-        )))
+        self.kernels.cleanup(self, self.disk_mb, WRITABLE).await
     }
 
     async fn suspend(&self) -> Result<bool> {
@@ -397,7 +347,7 @@ impl SessionSandbox for OpenShellSession {
     async fn close(&self) {
         // Dropping the kernels' commands ends them; deleting the sandbox
         // ends everything else.
-        self.kernels.lock().await.clear();
+        self.kernels.clear().await;
         if let Some(live) = self.live.lock().await.take() {
             live.delete().await;
         }

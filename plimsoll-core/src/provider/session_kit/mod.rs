@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use base64::Engine as _;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SessionEnd, SessionEnded};
 use crate::result::CellResult;
 
 pub(crate) mod proof;
@@ -217,4 +217,142 @@ fn unanswered(timed_out: bool, interpreter_started: bool) -> CellResult {
         },
         ..CellResult::default()
     }
+}
+
+/// What a hosted session sandbox does its own way, for [`Kernels`] and
+/// [`cleanup`].
+#[async_trait]
+pub(crate) trait Hosted: crate::provider::SessionSandbox {
+    /// Starts the kernel for `lang` and waits until it is ready.
+    async fn start_kernel(&self, lang: &str) -> Result<Kernel>;
+
+    /// Runs the stopper once, keeping `kept`, by `until`: the KiB it measured.
+    async fn stop_once(
+        &self,
+        kept: &[u32],
+        until: tokio::time::Instant,
+    ) -> std::result::Result<u64, NotStopped>;
+}
+
+/// The kept interpreters of a hosted session (one per language), whose
+/// channels end their kernels when dropped (the gateway or envd kills the
+/// command), so a kernel that did not answer is simply dropped: the stopper
+/// after the call shows it gone.
+#[derive(Default)]
+pub(crate) struct Kernels(tokio::sync::Mutex<std::collections::HashMap<String, Kernel>>);
+
+impl Kernels {
+    /// The kernels' pids (the stopper keeps them).
+    pub(crate) async fn pids(&self) -> Vec<u32> {
+        self.0.lock().await.values().map(|k| k.pid).collect()
+    }
+
+    /// Ends every kernel.
+    pub(crate) async fn clear(&self) {
+        self.0.lock().await.clear();
+    }
+
+    /// Starts the kernel of each cell language in `hints` not running yet.
+    pub(crate) async fn warm(&self, hints: &[String], host: &dyn Hosted) -> Result<()> {
+        let mut kernels = self.0.lock().await;
+        for lang in hints {
+            if kernel_argv(lang).is_ok() && !kernels.contains_key(lang) {
+                let k = host.start_kernel(lang).await?;
+                kernels.insert(lang.clone(), k);
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `code` in the kernel of `lang` (started first if need be) until
+    /// `deadline` or `cancel`; a cancelled cell is `cancelled()`'s error.
+    pub(crate) async fn ask(
+        &self,
+        host: &dyn Hosted,
+        lang: &str,
+        code: &str,
+        deadline: tokio::time::Instant,
+        cancel: &CancellationToken,
+        cancelled: fn() -> Error,
+    ) -> Result<CellResult> {
+        kernel_argv(lang)?;
+        let mut kernels = self.0.lock().await;
+        if !kernels.contains_key(lang) {
+            let k = host.start_kernel(lang).await?;
+            kernels.insert(lang.to_owned(), k);
+        }
+        let Some(kernel) = kernels.get_mut(lang) else {
+            return Err(Error::infrastructure("the interpreter vanished"));
+        };
+        // A kernel whose sandbox dies under it sees its command end.
+        match kernel
+            .ask(code, deadline, cancel, std::future::pending())
+            .await
+        {
+            Asked::Answered(r) => Ok(r),
+            Asked::Ended(r) => {
+                kernels.remove(lang);
+                Ok(r)
+            }
+            Asked::Cancelled | Asked::Stopped => {
+                kernels.remove(lang);
+                Err(cancelled())
+            }
+        }
+    }
+
+    /// A hosted session's cleanup between calls: the stopper (keeping these
+    /// kernels) tried within 20 s until it runs, its measure held to
+    /// `disk_mb` (0: unchecked) over `measured`; when it cannot run at all,
+    /// the read-back says whether the sandbox is gone or changed first.
+    pub(crate) async fn cleanup(
+        &self,
+        host: &dyn Hosted,
+        disk_mb: u32,
+        measured: &str,
+    ) -> std::result::Result<(), SessionEnded> {
+        let boundary = |detail: String| SessionEnded {
+            reason: SessionEnd::BoundaryFailed,
+            detail,
+        };
+        let kept = self.pids().await;
+        // A process table at its limit can refuse the stopper once or twice;
+        // every attempt shares one budget.
+        let until = tokio::time::Instant::now() + Duration::from_secs(20);
+        let mut last = String::new();
+        for _ in 0..5 {
+            if tokio::time::Instant::now() >= until {
+                break;
+            }
+            match host.stop_once(&kept, until).await {
+                Ok(kib) if disk_mb > 0 && kib > u64::from(disk_mb) * 1024 => {
+                    return Err(SessionEnded {
+                        reason: SessionEnd::DiskExceeded,
+                        detail: format!(
+                            "{measured} holds {} MiB, over the session budget of {disk_mb} MiB",
+                            kib / 1024
+                        ),
+                    });
+                }
+                Ok(_) => return Ok(()),
+                Err(NotStopped { shown: true, why }) => {
+                    return Err(boundary(format!("the cleanup between calls failed: {why}")));
+                }
+                Err(NotStopped { shown: false, why }) => last = why,
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        host.check().await?;
+        Err(boundary(format!(
+            "the cleanup between calls could not run: {last}"
+        )))
+    }
+}
+
+/// Why one run of the stopper did not show the sandbox clean: `shown` when
+/// it ran and failed to (the session must end), otherwise it could not run
+/// (it may be tried again).
+pub(crate) struct NotStopped {
+    pub shown: bool,
+    pub why: String,
 }

@@ -9,6 +9,15 @@ use crate::provider::{RunContext, SessionSandbox};
 use crate::request::{CellRun, ProjectRun};
 use crate::result::ProjectOutcome;
 
+/// What the startup proof's session is opened with.
+pub(crate) fn spec() -> crate::provider::SandboxSpec {
+    crate::provider::SandboxSpec {
+        fingerprint: "startup-proof".into(),
+        lifetime_ms: 120_000,
+        languages: vec![],
+    }
+}
+
 /// The startup session proof on `s`, a freshly opened session without
 /// language hints: a process the first call leaves running (detached,
 /// setsid, double-forked) is gone by the next call; a file survives calls
