@@ -13,8 +13,8 @@
 //! shows none left, and measures `/tmp` against the disk budget; a sandbox
 //! whose commands run as root keeps no session (the stopper could not tell
 //! the guest from the sandbox's own processes). Suspending does nothing: an
-//! idle session's sandbox keeps running, and holding its slot, until its idle
-//! limit ends it.
+//! idle session's sandbox keeps running, and holding its slot, until its
+//! lifetime ends or it is closed.
 
 use std::sync::Arc;
 use std::time::Duration;
