@@ -46,6 +46,10 @@ use readback::{first_difference, settings_of};
 
 pub(crate) use pool::{Pool, refill};
 
+/// How long a call that came back with a signal exit waits for the
+/// runtime's own death to show (see [`InitWitness::killed_by_settling`]).
+const RUNTIME_SETTLE: Duration = Duration::from_millis(500);
+
 /// The budget of the host's own small execs (cleanup, kill, unpack).
 const TOOL_BUDGET: Duration = Duration::from_secs(20);
 
@@ -138,7 +142,11 @@ impl DockerSession {
         if !matches!(ended, Ended::Exited(128..) | Ended::Unknown) {
             return None;
         }
-        let (pid, signal) = self.witness.as_ref()?.killed_by().await?;
+        let (pid, signal) = self
+            .witness
+            .as_ref()?
+            .killed_by_settling(RUNTIME_SETTLE)
+            .await?;
         Some(Error::session_ended(
             SessionEnd::MainProcessEnded,
             super::runtime_died(pid, signal),

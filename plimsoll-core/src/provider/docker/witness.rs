@@ -152,6 +152,27 @@ impl InitWitness {
     }
 }
 
+impl InitWitness {
+    /// [`InitWitness::killed_by`] for an exec that came back while the
+    /// runtime may still be dying: a runtime killed under a session's call
+    /// breaks the exec's own channel (runsc's `WaitPID` meets EOF, exit 128)
+    /// a moment before the kernel has ended the runtime's process. While none
+    /// of the watched processes has ended, it asks again for up to `settle`.
+    pub(crate) async fn killed_by_settling(&self, settle: Duration) -> Option<(u32, i32)> {
+        let until = Instant::now() + settle;
+        loop {
+            if let Some(k) = self.killed_by().await {
+                return Some(k);
+            }
+            let ended = self.init.ended() || self.siblings.iter().any(Watched::ended);
+            if ended || Instant::now() >= until {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
 impl Watched {
     fn open(pid: u32) -> Option<Watched> {
         // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1;
