@@ -8,6 +8,8 @@
 //     path>, the only host the VM may reach; the vendor's egress proxy adds
 //     the run's guard credential outside the VM. Trust comes from the OS
 //     bundle (NODE_EXTRA_CA_CERTS), which holds the egress proxy's CA.
+//   - openshell: a relay in the sandbox listens on $HOST_API_SOCKET, and the
+//     daemon dials into it through the gateway; the sandbox has no way out.
 //
 //   const host = require('/usr/local/lib/plimsoll/host.js');
 //   const a = await host.get('/v1/items/1');   // {status, body, contentType, ok, json()}

@@ -585,9 +585,10 @@ async fn openshell_conforms() {
 
     let standin =
         Arc::new(support::OpenShellStandIn::start(Some("runsc"), Default::default()).await);
-    // No relay in this build: the granted case must be refused per run.
-    let api = Arc::default();
+    // Grants through the relay in the sandbox, dialled into with ForwardTcp.
+    let (grants, api) = granted_api().await;
     let config = Config {
+        grants,
         provider: Chosen::new(standin.settings()),
         instance: format!(
             "plimsoll-test:conformance-openshell-{}",

@@ -16,6 +16,10 @@
 //!   instance's;
 //! - readiness asks the gateway at most once every 5 s;
 //! - a client certificate the gateway does not trust: a clear refusal.
+//! - grants: snippets, project steps and session calls reach their broker
+//!   through the relay in the sandbox (more calls at once than it keeps
+//!   dialled in), the credential never in the guest, the relay gone and its
+//!   tokens revoked when the run or call ends.
 //!
 //! Docker unreachable fails these tests: they never skip.
 #![cfg(all(feature = "openshell", feature = "docker"))]
@@ -568,4 +572,167 @@ async fn a_session_keeps_files_and_interpreters_cleans_between_calls_and_ends_ho
         "{err}"
     );
     none_left(&s, "a session whose sandbox died").await;
+}
+
+/// The credential the `items` profile holds outside the sandbox.
+const TOKEN: &str = "openshell-upstream-credential-0123456789";
+
+/// Waits up to 10 s for the stand-in to hold no forward token.
+async fn no_tokens_left(s: &OpenShellStandIn, after: &str) {
+    let t = Instant::now();
+    loop {
+        let minted = s.standin.tokens.lock().unwrap().minted();
+        if minted == 0 {
+            return;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "after {after}: {minted} tokens left"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn granted_runs_and_session_calls_reach_their_broker_through_the_relay() {
+    use plimsoll_core::grant::{Grants, profile};
+    use plimsoll_core::wire::OpenSessionRequest;
+
+    let (base, seen) = support::api().await;
+    let text = format!(
+        r#"{{"profiles":{{"items":{{"base_url":"{base}","allow":["GET /v1/items/*"],"allowed_callers":["anon","alice"],"allow_in_sessions":true,"token":{{"type":"static","env":"ITEMS_TOKEN"}}}}}}}}"#
+    );
+    let get = |k: &str| (k == "ITEMS_TOKEN").then(|| TOKEN.to_owned());
+    let grants = Grants::from_profiles(profile::parse(text.as_bytes(), &get).unwrap());
+    let s = OpenShellStandIn::start(Some("runsc"), Faults::default()).await;
+    let mut cfg = config(s.settings(), &instance());
+    cfg.grants = std::sync::Arc::new(grants);
+    cfg.sessions = plimsoll_core::session::SessionSettings {
+        max_sessions: 1,
+        max_per_caller: 1,
+        ..Default::default()
+    };
+    let engine = Engine::start(&cfg).await.unwrap();
+    let d = engine.describe();
+    assert!(
+        d.supports_javascript_grants && d.supports_project_grants,
+        "{d:?}"
+    );
+    let r = Runner::from_engine(engine.clone());
+
+    // A snippet making more calls at once than the relay keeps dialled in;
+    // the sandbox still has no way out and no credential.
+    let mut req = Request::new(Payload::JavaScript(JavaScriptRun {
+        code: "(async () => { \
+               const all = await Promise.all([...Array(8).keys()].map(i => host.get('/v1/items/' + i))); \
+               const denied = await host.get('/v1/admin'); \
+               console.log(all.map(a => a.status).join(','), denied.status, \
+                           JSON.stringify(process.env).includes('credential')); })()"
+            .into(),
+        grant_profile: "items".into(),
+    }));
+    req.envelope.timeout_ms = 30_000;
+    let resp = r.run(req, CancellationToken::new()).await.unwrap();
+    let Some(Output::JavaScript(j)) = resp.output else {
+        panic!("not a snippet result")
+    };
+    assert_eq!(
+        String::from_utf8_lossy(&j.stdout),
+        "200,200,200,200,200,200,200,200 403 false\n",
+        "stderr: {}",
+        String::from_utf8_lossy(&j.stderr)
+    );
+    let mut targets: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|x| x.target.clone())
+        .collect();
+    targets.sort();
+    assert_eq!(
+        targets,
+        (0..8).map(|i| format!("/v1/items/{i}")).collect::<Vec<_>>()
+    );
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .all(|x| x.auth == format!("Bearer {TOKEN}")),
+        "the broker's credential on every call"
+    );
+    none_left(&s, "a granted snippet").await;
+    no_tokens_left(&s, "a granted snippet").await;
+
+    // A project step reaches it too, from the host API client it requires.
+    let mut req = Request::new(Payload::Project(ProjectRun {
+        steps: vec![
+            "node -e \"require('/usr/local/lib/plimsoll/host.js').get('/v1/items/p').then(a => console.log(a.status, a.json().target))\"".into(),
+        ],
+        ..ProjectRun::default()
+    }));
+    if let Payload::Project(p) = &mut req.payload {
+        p.grant_profile = "items".into();
+    }
+    req.envelope.timeout_ms = 30_000;
+    let resp = r.run(req, CancellationToken::new()).await.unwrap();
+    let Some(Output::Project(p)) = resp.output else {
+        panic!("not a project result")
+    };
+    assert_eq!(
+        String::from_utf8_lossy(&p.steps[0].stdout),
+        "200 /v1/items/p\n",
+        "{p:?}"
+    );
+    none_left(&s, "a granted project").await;
+    no_tokens_left(&s, "a granted project").await;
+
+    // In a session: the granted call reaches it; the next call, ungranted,
+    // finds no relay left and no host API address.
+    let caller = plimsoll_core::engine::Caller {
+        principal: "alice".into(),
+    };
+    let open = engine
+        .open_session(
+            &caller,
+            &OpenSessionRequest {
+                protocol: plimsoll_core::request::PROTOCOL,
+                minimum_isolation: "container".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let id = open.session_id.clone();
+    let mut chain = plimsoll_core::verify::Chain::new(&id);
+    let granted = Payload::JavaScript(JavaScriptRun {
+        code: "host.get('/v1/items/s').then(a => console.log(a.status))".into(),
+        grant_profile: "items".into(),
+    });
+    let Output::JavaScript(j) = session_call(&engine, &id, &mut chain, granted)
+        .await
+        .unwrap()
+    else {
+        panic!("not a snippet result")
+    };
+    assert_eq!(String::from_utf8_lossy(&j.stdout), "200\n", "{j:?}");
+    let probe = "n=0; for d in /proc/[0-9]*; do case \"$(tr '\\0' ' ' < $d/cmdline 2>/dev/null)\" in \
+                 *plimsoll-rela[y]*) n=$((n+1));; esac; done; echo $n ${HOST_API_SOCKET:-unset}";
+    let Output::Project(p) = session_call(&engine, &id, &mut chain, step(probe))
+        .await
+        .unwrap()
+    else {
+        panic!("not a project")
+    };
+    assert_eq!(
+        String::from_utf8_lossy(&p.steps[0].stdout),
+        "0 unset\n",
+        "{p:?}"
+    );
+    no_tokens_left(&s, "a granted session call").await;
+    engine
+        .close_session(&caller, plimsoll_core::request::PROTOCOL, &id)
+        .await
+        .unwrap();
+    none_left(&s, "a session with a granted call").await;
+    s.stop().await;
 }

@@ -2,8 +2,10 @@
 //! tonic client generated from the same vendored protos: the handshake
 //! refused without a client certificate, gateway info, the sandbox
 //! lifecycle, exec (output, exit codes, timeout, a dropped stream killing
-//! the command), the policy read back with its hash, faults, and no
-//! container left after shutdown.
+//! the command), the policy read back with its hash, `ForwardTcp` to a
+//! sandbox's loopback port (its own token only, the per-token cap, a port
+//! nobody listens on, revoked tokens), faults, and no container left after
+//! shutdown.
 //!
 //! These tests need the local docker daemon and the image
 //! `plimsoll/project:latest` (`images/build.sh`); without them they fail.
@@ -661,5 +663,178 @@ async fn faults_are_visible() {
     assert_ne!(got.policy_hash, policy::hash(&policy::default_policy()));
     assert!(!got.policy.as_ref().unwrap().network_policies.is_empty());
     wait_ready(&mut c, "f1").await;
+    h.finish().await;
+}
+
+/// Opens a `ForwardTcp` to `127.0.0.1:port` (or `host`) in `sandbox` on
+/// `token`: the frames' sender and the answer (its status when refused).
+async fn forward(
+    c: &mut OpenShellClient<Channel>,
+    sandbox: &str,
+    host: &str,
+    port: u32,
+    token: &str,
+) -> (
+    tokio::sync::mpsc::Sender<pb::TcpForwardFrame>,
+    Result<tonic::Streaming<pb::TcpForwardFrame>, tonic::Status>,
+) {
+    use pb::tcp_forward_frame::Payload;
+    let (tx, rx) = tokio::sync::mpsc::channel(8);
+    tx.send(pb::TcpForwardFrame {
+        payload: Some(Payload::Init(pb::TcpForwardInit {
+            sandbox: sandbox.into(),
+            workspace: "default".into(),
+            target: Some(pb::tcp_forward_init::Target::Tcp(pb::TcpRelayTarget {
+                host: host.into(),
+                port,
+            })),
+            authorization_token: token.into(),
+            ..pb::TcpForwardInit::default()
+        })),
+    })
+    .await
+    .unwrap();
+    let r = c
+        .forward_tcp(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .map(tonic::Response::into_inner);
+    (tx, r)
+}
+
+async fn token(c: &mut OpenShellClient<Channel>, sandbox: &str) -> String {
+    c.create_ssh_session(pb::CreateSshSessionRequest {
+        workspace_scope: ws(),
+        sandbox: sandbox.into(),
+    })
+    .await
+    .unwrap()
+    .into_inner()
+    .token
+}
+
+#[tokio::test]
+async fn forward_tcp_reaches_a_sandbox_port_on_that_sandboxs_token_only() {
+    use pb::tcp_forward_frame::Payload;
+    let h = start(Faults::default()).await;
+    let mut c = h.client().await;
+    for name in ["fa", "fb"] {
+        c.create_sandbox(create_req(name, &[], None)).await.unwrap();
+        wait_ready(&mut c, name).await;
+    }
+    // An echo server on fa's loopback, held up by its command's stream.
+    let mut echo = c
+        .exec_sandbox(pb::ExecSandboxRequest {
+            workspace_scope: ws(),
+            sandbox: "fa".into(),
+            command: vec![
+                "node".into(),
+                "-e".into(),
+                "require('net').createServer(s => s.pipe(s)).listen(5555, '127.0.0.1', () => console.log('up'))".into(),
+            ],
+            ..pb::ExecSandboxRequest::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let first = echo.message().await.unwrap().unwrap();
+    assert!(
+        matches!(&first.payload, Some(pb::exec_sandbox_event::Payload::Stdout(d)) if d.data == b"up\n"),
+        "{first:?}"
+    );
+    let ta = token(&mut c, "fa").await;
+    let tb = token(&mut c, "fb").await;
+    assert_eq!(ta.len(), 64);
+
+    // Bytes both ways on fa's own token.
+    let (tx, r) = forward(&mut c, "fa", "127.0.0.1", 5555, &ta).await;
+    let mut frames = r.unwrap();
+    tx.send(pb::TcpForwardFrame {
+        payload: Some(Payload::Data(b"ping".to_vec())),
+    })
+    .await
+    .unwrap();
+    let mut got = Vec::new();
+    while got.len() < 4 {
+        match frames.message().await.unwrap().unwrap().payload {
+            Some(Payload::Data(d)) => got.extend(d),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(got, b"ping");
+
+    // Refusals: no token, another sandbox's token, a host off loopback, an unknown sandbox.
+    let code = |r: Result<_, tonic::Status>| r.map(drop).unwrap_err().code();
+    assert_eq!(
+        code(forward(&mut c, "fa", "127.0.0.1", 5555, "").await.1),
+        Code::Unauthenticated
+    );
+    assert_eq!(
+        code(forward(&mut c, "fa", "127.0.0.1", 5555, &tb).await.1),
+        Code::Unauthenticated
+    );
+    assert_eq!(
+        code(forward(&mut c, "fa", "10.0.0.1", 5555, &ta).await.1),
+        Code::InvalidArgument
+    );
+    assert_eq!(
+        code(forward(&mut c, "nope", "127.0.0.1", 5555, &ta).await.1),
+        Code::Unauthenticated
+    );
+
+    // Three connections per token: the first is still open, two more fit, a fourth does not.
+    let more = [
+        forward(&mut c, "fa", "127.0.0.1", 5555, &ta).await,
+        forward(&mut c, "fa", "127.0.0.1", 5555, &ta).await,
+    ];
+    assert!(more.iter().all(|(_, r)| r.is_ok()));
+    let fourth = forward(&mut c, "fa", "127.0.0.1", 5555, &ta).await.1;
+    let e = fourth.map(drop).unwrap_err();
+    assert_eq!(
+        (e.code(), e.message()),
+        (
+            Code::ResourceExhausted,
+            "SSH session connection limit reached"
+        )
+    );
+
+    // Nothing listening: the stream ends unavailable, as a relay failure does.
+    let (_tx, r) = forward(&mut c, "fb", "127.0.0.1", 5556, &tb).await;
+    let mut refused = r.unwrap();
+    let e = match refused.message().await {
+        Ok(Some(f)) => panic!("{f:?}"),
+        Ok(None) => panic!("ended without a status"),
+        Err(e) => e,
+    };
+    assert_eq!(e.code(), Code::Unavailable, "{e:?}");
+
+    // Revoked: the token opens nothing more; revoking it again is absent.
+    let revoke = |allow_missing| pb::RevokeSshSessionRequest {
+        token: tb.clone(),
+        allow_missing,
+    };
+    let r = c
+        .revoke_ssh_session(revoke(false))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(r.outcome(), pb::DeletionOutcome::Completed);
+    assert_eq!(
+        code(forward(&mut c, "fb", "127.0.0.1", 5556, &tb).await.1),
+        Code::Unauthenticated
+    );
+    assert_eq!(
+        c.revoke_ssh_session(revoke(false))
+            .await
+            .unwrap_err()
+            .code(),
+        Code::NotFound
+    );
+    let r = c
+        .revoke_ssh_session(revoke(true))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(r.outcome(), pb::DeletionOutcome::AlreadyAbsent);
+    drop((tx, frames, more, echo));
     h.finish().await;
 }

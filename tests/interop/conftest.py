@@ -96,6 +96,36 @@ def clients_file(tmp_path):
     return str(path)
 
 
+# What SANDBOX_OPENSHELL_IMAGE names; the stand-in maps it to the local project image.
+OPENSHELL_IMAGE = "registry.invalid/plimsoll/project:latest"
+
+
+@pytest.fixture
+def openshell_standin(tmp_path):
+    """The OpenShell gateway stand-in (target/debug/plimsoll-standin) under
+    gVisor, with a fresh CA and client bundle in a temporary directory: its
+    URL and the bundle's directory."""
+    certs = tmp_path / "mtls"
+    proc = subprocess.Popen(
+        [str(ROOT / "target" / "debug" / "plimsoll-standin"), "openshell", "--certs-dir", str(certs), "--listen", "127.0.0.1:0",
+         "--runtime", "runsc", "--image", f"{OPENSHELL_IMAGE}=plimsoll/project:latest"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    url = json.loads(proc.stdout.readline())["gateway"]
+    yield url.replace("127.0.0.1", "localhost"), certs
+    proc.terminate()
+    assert proc.wait(60) == 0
+
+
+def openshell_env(url, certs):
+    """plimsolld's variables for the OpenShell stand-in at `url` with the client bundle in `certs`."""
+    return dict(SANDBOX_PROVIDER="openshell", SANDBOX_OPENSHELL_GATEWAY_URL=url,
+                SANDBOX_OPENSHELL_CA_FILE=str(certs / "ca.crt"),
+                SANDBOX_OPENSHELL_CERT_FILE=str(certs / "tls.crt"),
+                SANDBOX_OPENSHELL_KEY_FILE=str(certs / "tls.key"),
+                SANDBOX_OPENSHELL_IMAGE=OPENSHELL_IMAGE)
+
+
 def session_flow(c, tier):
     """One session through the published client on a provider that keeps
     them: a snippet's file read by a project, a cell with files, state kept

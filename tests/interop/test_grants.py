@@ -19,7 +19,7 @@ import jwt
 import plimsoll_client
 import pytest
 
-from conftest import ROOT, TOKEN_ALICE
+from conftest import ROOT, TOKEN_ALICE, openshell_env
 
 STANDIN = ROOT / "target" / "debug" / "plimsoll-standin"
 GUARD_HOST = "guard.plimsoll.test"
@@ -181,3 +181,49 @@ def test_e2b_granted_snippet_reaches_the_api_through_the_guard(start_daemon, cli
     finally:
         standin.terminate()
         assert standin.wait(60) == 0
+
+
+def test_openshell_granted_snippet_and_project_reach_the_api_through_the_relay(
+        start_daemon, clients_file, api, tmp_path, openshell_standin):
+    base, seen = api
+    url, certs = openshell_standin
+    api_token = "items-static-" + secrets.token_hex(16)
+    grants = tmp_path / "grants.json"
+    grants.write_text(json.dumps({"profiles": {"items": {
+        "base_url": base,
+        "allow": ["GET /v1/items/*"],
+        "allowed_callers": ["alice"],
+        "token": {"type": "static", "env": "ITEMS_TOKEN"},
+    }}}))
+    d = start_daemon(**openshell_env(url, certs), PLIMSOLL_CLIENTS_FILE=clients_file,
+                     PLIMSOLL_GRANTS_FILE=str(grants), ITEMS_TOKEN=api_token)
+    c = plimsoll_client.Client(d.url, token=TOKEN_ALICE)
+    info = c.describe()
+    assert info.supports_javascript_grants and info.supports_project_grants
+    code = """
+(async () => {
+  const a = await host.get('/v1/items/7');
+  console.log(a.status, a.json().target);
+  console.log((await host.get('/v1/admin')).status);
+  console.log(Object.values(process.env).filter((v) => v.includes('items-static')).length);
+})();
+"""
+    r = c.run_javascript(code, grant_profile="items", minimum_isolation="container")
+    out, err = r.stdout.decode(), r.stderr.decode()
+    assert r.exit_code == 0, out + err
+    assert r.isolation == "container" and r.record is not None
+    assert out.splitlines() == ["200 /v1/items/7", "403", "0"], out + err
+    p = c.run_project(
+        {"call.js": "require('/usr/local/lib/plimsoll/host.js').get('/v1/items/p')"
+                    ".then((a) => console.log(a.status))"},
+        ["node call.js"], grant_profile="items", minimum_isolation="container",
+    )
+    assert p.outcome == "completed", p.detail
+    assert p.steps[0].stdout == b"200\n"
+    assert [(m, pth, a) for m, pth, a, _ in seen] == [
+        ("GET", "/v1/items/7", "Bearer " + api_token), ("GET", "/v1/items/p", "Bearer " + api_token)]
+    # Without a grant there is no host global.
+    r = c.run_javascript("console.log(typeof host)")
+    assert r.stdout == b"undefined\n"
+    assert d.stop() == 0
+    assert api_token not in d.log()

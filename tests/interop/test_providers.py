@@ -14,7 +14,7 @@ import plimsoll_client
 import pytest
 from plimsoll_client import errors
 
-from conftest import ROOT, TOKEN_ALICE, session_flow
+from conftest import ROOT, TOKEN_ALICE, openshell_env, session_flow
 
 
 def client(d):
@@ -218,43 +218,16 @@ def test_dockercloud_runs_snippets_and_projects_at_vm(start_daemon, clients_file
     assert pat not in log and "dckr_pat_" not in log
 
 
-# What SANDBOX_OPENSHELL_IMAGE names; the stand-in maps it to the local project image.
-OPENSHELL_IMAGE = "registry.invalid/plimsoll/project:latest"
-
-
-@pytest.fixture
-def openshell_standin(tmp_path):
-    """The OpenShell gateway stand-in (target/debug/plimsoll-standin) under
-    gVisor, with a fresh CA and client bundle in a temporary directory: its
-    URL and the bundle's directory."""
-    certs = tmp_path / "mtls"
-    proc = subprocess.Popen(
-        [str(STANDIN), "openshell", "--certs-dir", str(certs), "--listen", "127.0.0.1:0",
-         "--runtime", "runsc", "--image", f"{OPENSHELL_IMAGE}=plimsoll/project:latest"],
-        stdout=subprocess.PIPE, text=True,
-    )
-    url = json.loads(proc.stdout.readline())["gateway"]
-    yield url.replace("127.0.0.1", "localhost"), certs
-    proc.terminate()
-    assert proc.wait(60) == 0
-
-
 def test_openshell_runs_snippets_and_projects_at_container(start_daemon, clients_file, openshell_standin):
     url, certs = openshell_standin
-    d = start_daemon(SANDBOX_PROVIDER="openshell", SANDBOX_OPENSHELL_GATEWAY_URL=url,
-                     SANDBOX_OPENSHELL_CA_FILE=str(certs / "ca.crt"),
-                     SANDBOX_OPENSHELL_CERT_FILE=str(certs / "tls.crt"),
-                     SANDBOX_OPENSHELL_KEY_FILE=str(certs / "tls.key"),
-                     SANDBOX_OPENSHELL_IMAGE=OPENSHELL_IMAGE,
-                     SANDBOX_MAX_SESSIONS="2",
-                     PLIMSOLL_CLIENTS_FILE=clients_file)
+    d = start_daemon(**openshell_env(url, certs), SANDBOX_MAX_SESSIONS="2", PLIMSOLL_CLIENTS_FILE=clients_file)
     key = (certs / "tls.key").read_text().splitlines()[1]
     c = client(d)
     info = c.describe()
     assert (info.provider, info.isolation, info.supports_project, info.supports_sessions) == (
         "openshell", "container", True, True)
-    # Grants on OpenShell go through the in-sandbox relay, not built yet: none offered.
-    assert not info.supports_javascript_grants and not info.supports_project_grants
+    # Grants through the relay in the sandbox (test_grants.py runs one).
+    assert info.supports_javascript_grants and info.supports_project_grants
     r = c.run_javascript("console.log(6*7)", minimum_isolation="container")
     assert (r.stdout, r.exit_code) == (b"42\n", 0)
     check_record(r, "container")

@@ -240,13 +240,31 @@ async fn accept(listener: UnixListener, current: Current, access: Access, counte
         };
         let current = current.clone();
         tokio::spawn(async move {
-            let service = service_fn(move |req| handle(req, current.clone()));
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+            serve_connection(stream, current).await;
             drop(slot);
         });
     }
+}
+
+/// Serves the host API (plain HTTP/1.1, as on the socket) on one
+/// connection from the guest, to `current`'s broker, until it closes.
+async fn serve_connection<I>(io: I, current: Current)
+where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |req| handle(req, current.clone()));
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(io), service)
+        .await;
+}
+
+/// Serves the host API on one connection that reaches the guest some other
+/// way than the socket (the OpenShell relay), to `broker`, until it closes.
+pub(crate) async fn serve_broker<I>(io: I, broker: Arc<Broker>)
+where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    serve_connection(io, Arc::new(Mutex::new(Some(broker)))).await;
 }
 
 /// The HTTP response that carries a broker's answer (or refusal) to the guest.

@@ -28,7 +28,9 @@
 //! * `GetSandboxConfig` by name: the create's `spec.policy` (or
 //!   [`policy::default_policy`]), `version` 1, `policy_hash` as the gateway
 //!   computes it ([`policy::hash`]), `policy_source` `SANDBOX`;
-//! * `ExecSandbox`, see [`exec`].
+//! * `ExecSandbox`, see [`exec`];
+//! * `CreateSshSession`, `RevokeSshSession` and `ForwardTcp` (a sandbox's
+//!   loopback port reached through the gateway), see [`forward`].
 //!
 //! A request without a `workspace_scope` is taken to mean the workspace
 //! [`DEFAULT_WORKSPACE`] (the published client always sends one). Every
@@ -51,6 +53,7 @@ use bollard::Docker;
 
 pub mod container;
 pub mod exec;
+pub mod forward;
 pub mod policy;
 pub mod proto;
 pub mod sandboxes;
@@ -154,6 +157,8 @@ pub struct StandIn {
     pub sandboxes: Mutex<BTreeMap<(String, String), Arc<Sandbox>>>,
     /// The next sandbox's `seq`.
     pub next_seq: Mutex<u64>,
+    /// `CreateSshSession`'s tokens and the forwards open on them.
+    pub tokens: Mutex<forward::Tokens>,
 }
 
 impl StandIn {
@@ -166,6 +171,7 @@ impl StandIn {
             run_id: hex::encode(rand::random::<[u8; 6]>()),
             sandboxes: Mutex::default(),
             next_seq: Mutex::new(1),
+            tokens: Mutex::default(),
         }))
     }
 

@@ -13,7 +13,7 @@ use super::proto::sandbox::v1 as sb;
 use super::proto::v1 as pb;
 use super::sandboxes::{not_found, selector, workspace};
 use super::{DEFAULT_IMAGE_REF, GATEWAY_VERSION, Life, Sandbox, StandIn, lock};
-use super::{container, exec, policy};
+use super::{container, exec, forward, policy};
 
 /// The largest page `ListSandboxes` answers with.
 pub const MAX_PAGE_SIZE: usize = 1000;
@@ -352,5 +352,27 @@ impl pb::open_shell_server::OpenShell for Gateway {
     ) -> Result<Response<tonic::codegen::BoxStream<pb::ExecSandboxEvent>>, Status> {
         let events = exec::interactive(self, request.into_inner()).await?;
         Ok(Response::new(Box::pin(events)))
+    }
+
+    async fn create_ssh_session(
+        &self,
+        request: Request<pb::CreateSshSessionRequest>,
+    ) -> Result<Response<pb::CreateSshSessionResponse>, Status> {
+        forward::create(&self.standin, request.into_inner()).map(Response::new)
+    }
+
+    async fn revoke_ssh_session(
+        &self,
+        request: Request<pb::RevokeSshSessionRequest>,
+    ) -> Result<Response<pb::RevokeSshSessionResponse>, Status> {
+        forward::revoke(&self.standin, request.get_ref()).map(Response::new)
+    }
+
+    async fn forward_tcp(
+        &self,
+        request: Request<tonic::Streaming<pb::TcpForwardFrame>>,
+    ) -> Result<Response<tonic::codegen::BoxStream<pb::TcpForwardFrame>>, Status> {
+        let frames = forward::forward(self, request.into_inner()).await?;
+        Ok(Response::new(Box::pin(frames)))
     }
 }

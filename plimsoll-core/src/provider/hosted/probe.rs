@@ -21,6 +21,7 @@ const tryConnect = (host, port) => new Promise((resolve) => {
     token: process.argv[2],
     second: fs.readFileSync('.plimsoll-proof/data/second.txt', 'utf8'),
     uid: process.getuid(),
+    client: fs.existsSync('/usr/local/lib/plimsoll/host.js'),
     ip: await tryConnect('1.1.1.1', 80),
     name: await tryConnect('example.com', 80),
   };

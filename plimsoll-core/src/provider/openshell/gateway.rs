@@ -34,6 +34,8 @@ pub const CALL_BUDGET: Duration = Duration::from_secs(30);
 const EXEC_MARGIN: Duration = Duration::from_secs(5);
 /// The largest page a list asks for.
 const PAGE: i32 = 500;
+/// The bytes a forward buffers each way.
+const FORWARD_BUFFER: usize = 64 * 1024;
 
 /// The workspace selector every request carries.
 pub fn scope() -> Option<WorkspaceSelector> {
@@ -361,6 +363,104 @@ impl Gateway {
             })
             .await?;
         Ok(Interactive { stdin, events })
+    }
+}
+
+impl Gateway {
+    /// `CreateSshSession` for sandbox `name`: a token for [`Gateway::forward`].
+    pub(crate) async fn forward_token(&self, name: &str) -> Result<Secret> {
+        let req = pb::CreateSshSessionRequest {
+            workspace_scope: scope(),
+            sandbox: name.to_owned(),
+        };
+        let r = self
+            .call("CreateSshSession", |mut c| async move {
+                c.create_ssh_session(req).await
+            })
+            .await?;
+        if r.token.is_empty() {
+            return Err(Error::infrastructure(
+                "the OpenShell gateway's CreateSshSession answer holds no token",
+            ));
+        }
+        Ok(Secret::new(r.token))
+    }
+
+    /// `RevokeSshSession`: the token opens nothing more (one already gone is
+    /// not an error).
+    pub(crate) async fn revoke(&self, token: &Secret) -> Result<()> {
+        let req = pb::RevokeSshSessionRequest {
+            token: token.expose().to_owned(),
+            allow_missing: true,
+        };
+        self.call("RevokeSshSession", |mut c| async move {
+            c.revoke_ssh_session(req).await
+        })
+        .await
+        .map(drop)
+    }
+
+    /// `ForwardTcp` to `127.0.0.1:port` in sandbox `name` on `token`: a
+    /// byte stream to that port. Its end reading EOF means the connection
+    /// ended; dropping it ends the call (the gateway closes the connection).
+    pub(crate) async fn forward(
+        &self,
+        name: &str,
+        token: &Secret,
+        port: u16,
+    ) -> Result<tokio::io::DuplexStream> {
+        use pb::tcp_forward_frame::Payload;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let init = pb::TcpForwardInit {
+            sandbox: name.to_owned(),
+            workspace: WORKSPACE.to_owned(),
+            target: Some(pb::tcp_forward_init::Target::Tcp(pb::TcpRelayTarget {
+                host: "127.0.0.1".into(),
+                port: u32::from(port),
+            })),
+            authorization_token: token.expose().to_owned(),
+            ..pb::TcpForwardInit::default()
+        };
+        let (up, rx) = tokio::sync::mpsc::channel(16);
+        up.send(pb::TcpForwardFrame {
+            payload: Some(Payload::Init(init)),
+        })
+        .await
+        .map_err(|_| Error::infrastructure("a forward's frames closed early"))?;
+        let mut frames = self
+            .call("ForwardTcp", |mut c| async move {
+                c.forward_tcp(tokio_stream::wrappers::ReceiverStream::new(rx))
+                    .await
+            })
+            .await?;
+        let (ours, theirs) = tokio::io::duplex(FORWARD_BUFFER);
+        let (mut read, mut write) = tokio::io::split(theirs);
+        // Bytes written to our end go out as data frames; half-closing it
+        // (EOF) ends the frames.
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; FORWARD_BUFFER];
+            while let Ok(n) = read.read(&mut buf).await {
+                let frame = pb::TcpForwardFrame {
+                    payload: Some(Payload::Data(buf[..n].to_vec())),
+                };
+                if n == 0 || up.send(frame).await.is_err() {
+                    return;
+                }
+            }
+        });
+        // Data frames come out of our end; the stream's end (or failure)
+        // is its EOF.
+        tokio::spawn(async move {
+            while let Ok(Some(f)) = frames.message().await {
+                if let Some(Payload::Data(d)) = f.payload
+                    && write.write_all(&d).await.is_err()
+                {
+                    return;
+                }
+            }
+            let _ = write.shutdown().await;
+        });
+        Ok(ours)
     }
 }
 

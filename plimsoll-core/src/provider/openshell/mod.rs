@@ -15,8 +15,9 @@
 //! ([`sandbox`]).
 //!
 //! Sessions keep one sandbox for many calls ([`session`]), proven at
-//! startup when they are on. Not in this build: grants (the in-sandbox relay
-//! reached through `ForwardTcp`), refused before dispatch.
+//! startup when they are on. A granted run reaches its broker through a
+//! relay in its sandbox that plimsoll dials into with `ForwardTcp`
+//! ([`relay`]), so the sandbox keeps no network rule.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -36,12 +37,14 @@ use crate::wire::RunResources;
 
 mod gateway;
 mod proof;
+mod relay;
 mod run;
 mod sandbox;
 mod session;
 mod settings;
 
 pub use proof::{WALLS, walls};
+pub use relay::{HOST_API_SOCKET, MAX_OPEN as RELAY_MAX_OPEN};
 pub use run::PROJECT_DIR;
 pub use sandbox::{INSTANCE_LABEL, LEASE_LABEL, LIFETIME_LABEL, NAME_PREFIX, RUN_LABEL, policy};
 pub use settings::{DEFAULT_CPUS, DEFAULT_MEMORY_MIB, OpenShellSettings, PLUGIN};
@@ -147,12 +150,6 @@ impl OpenShell {
     }
 }
 
-fn no_grants() -> Error {
-    Error::unsupported(
-        "the openshell provider carries no grants in this build (the in-sandbox relay is not built)",
-    )
-}
-
 #[async_trait]
 impl Provider for OpenShell {
     fn name(&self) -> &'static str {
@@ -167,6 +164,8 @@ impl Provider for OpenShell {
         Capabilities {
             projects: true,
             sessions: true,
+            javascript_grants: true,
+            project_grants: true,
             orphan_reconcile: true,
             ..Capabilities::default()
         }
@@ -235,16 +234,10 @@ impl Provider for OpenShell {
         job: &JavaScriptRun,
         ctx: &RunContext,
     ) -> Result<JavaScriptResult> {
-        if ctx.grant.is_some() {
-            return Err(no_grants());
-        }
         run::snippet(&self.inner, job, ctx).await
     }
 
     async fn run_project(&self, job: &ProjectRun, ctx: &RunContext) -> Result<ProjectResult> {
-        if ctx.grant.is_some() {
-            return Err(no_grants());
-        }
         run::project(&self.inner, job, ctx).await
     }
 

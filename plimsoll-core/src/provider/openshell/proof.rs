@@ -6,7 +6,8 @@
 //! - the probe's files unpacked into the project directory and run through
 //!   exactly a project step's path (`sh` → a script → `node`), node present,
 //!   the directory honoured, the guest not root, TCP to 1.1.1.1 and
-//!   example.com both failing ([`crate::provider::hosted::probe`]);
+//!   example.com both failing ([`crate::provider::hosted::probe`]), and the
+//!   host API client granted runs load in the image;
 //! - writes land only under `/tmp`, loopback is the only interface, the
 //!   memory and CPU limits asked for are the ones in force, and a child
 //!   cannot open its parent's memory ([`WALLS`], judged by [`walls`]);
@@ -199,6 +200,12 @@ async fn inside(
         ))
     })?;
     let mut wrong = verdict(&v, token, PROJECT_DIR);
+    if v.get("client") != Some(&Value::Bool(true)) {
+        wrong.push(format!(
+            "the host API client {} is not in the image (granted runs load it)",
+            super::relay::NODE_CLIENT
+        ));
+    }
     let ran = guest(live, &sh(WALLS), Vec::new(), until())
         .await
         .map_err(|e| fail(e.message()))?;

@@ -15,6 +15,7 @@ use tokio::time::Instant;
 
 use super::Inner;
 use super::gateway::Exec;
+use super::relay::{NODE_CLIENT, Relay};
 use super::sandbox::Live;
 use crate::error::{Error, ErrorCode, Result};
 use crate::provider::RunContext;
@@ -191,14 +192,22 @@ pub(crate) async fn snippet(
 ) -> Result<JavaScriptResult> {
     cancellable(ctx, async |held: &mut Option<Live>| {
         let live = held.insert(Live::create(p, ctx.timeout + GRACE).await?);
+        let relay = relay(p, live, ctx).await?;
         let deadline = Instant::now() + ctx.timeout;
-        let cmd = [
-            "/bin/sh".to_owned(),
-            "-c".to_owned(),
-            format!(
-                "mkdir -p {PROJECT_DIR} && cd {PROJECT_DIR} && cat > main.js && exec node main.js"
-            ),
-        ];
+        let node = match relay {
+            Some(_) => format!("node --require {NODE_CLIENT} main.js"),
+            None => "node main.js".to_owned(),
+        };
+        let cmd = granted(
+            relay.is_some(),
+            vec![
+                "/bin/sh".to_owned(),
+                "-c".to_owned(),
+                format!(
+                    "mkdir -p {PROJECT_DIR} && cd {PROJECT_DIR} && cat > main.js && exec {node}"
+                ),
+            ],
+        );
         let ran = guest_in(live, "/", &cmd, job.code.as_bytes().to_vec(), deadline).await?;
         Ok(JavaScriptResult {
             stdout: ran.out.stdout,
@@ -226,7 +235,6 @@ pub(crate) async fn project(
     cancellable(ctx, async |held: &mut Option<Live>| {
         let (live, written) = fresh(p, ctx.timeout, &files).await?;
         let live = held.insert(live);
-        let deadline = Instant::now() + ctx.timeout;
         if let Err(why) = written {
             return Ok(ProjectResult {
                 outcome: ProjectOutcome::SetupFailed,
@@ -234,7 +242,9 @@ pub(crate) async fn project(
                 ..ProjectResult::default()
             });
         }
-        let mut result = steps(live, job, ctx, deadline).await?;
+        let relay = relay(p, live, ctx).await?;
+        let deadline = Instant::now() + ctx.timeout;
+        let mut result = steps(live, job, ctx, deadline, relay.is_some()).await?;
         if !job.artifacts.is_empty() {
             collect(live, job, &mut result).await?;
         }
@@ -243,13 +253,28 @@ pub(crate) async fn project(
     .await
 }
 
+/// The grant relay of a granted run in `live` (`None`: no grant).
+pub(crate) async fn relay(p: &Arc<Inner>, live: &Live, ctx: &RunContext) -> Result<Option<Relay>> {
+    match &ctx.grant {
+        Some(broker) => Ok(Some(Relay::start(p, &live.name, broker.clone()).await?)),
+        None => Ok(None),
+    }
+}
+
+/// `cmd`, with the host API's address in its environment when `granted`.
+pub(crate) fn granted(granted: bool, cmd: Vec<String>) -> Vec<String> {
+    if granted { Relay::wrap(cmd) } else { cmd }
+}
+
 /// Runs a project's steps from [`PROJECT_DIR`] until one fails or the
-/// deadline (no artifacts: [`collect`] takes them).
+/// deadline (no artifacts: [`collect`] takes them); with the host API's
+/// address in their environment when `with_grant`.
 pub(crate) async fn steps(
     live: &Live,
     job: &ProjectRun,
     ctx: &RunContext,
     deadline: Instant,
+    with_grant: bool,
 ) -> Result<ProjectResult> {
     let mut result = ProjectResult {
         outcome: ProjectOutcome::Completed,
@@ -257,7 +282,10 @@ pub(crate) async fn steps(
     };
     for (i, step) in job.steps.iter().enumerate() {
         let n = i + 1;
-        let cmd = ["/bin/sh".to_owned(), "-c".to_owned(), step.clone()];
+        let cmd = granted(
+            with_grant,
+            vec!["/bin/sh".to_owned(), "-c".to_owned(), step.clone()],
+        );
         let ran = guest(live, &cmd, Vec::new(), deadline).await?;
         result.steps.push(StepResult {
             command: step.clone(),

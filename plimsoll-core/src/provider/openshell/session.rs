@@ -14,7 +14,9 @@
 //! whose commands run as root keeps no session (the stopper could not tell
 //! the guest from the sandbox's own processes). Suspending does nothing: an
 //! idle session's sandbox keeps running, and holding its slot, until its
-//! lifetime ends or it is closed.
+//! lifetime ends or it is closed. A granted snippet or project call gets
+//! its own grant relay ([`super::relay`]) for the call's length; cells
+//! never carry grants.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +28,7 @@ use tokio::time::Instant;
 
 use super::Inner;
 use super::gateway::Interactive;
+use super::relay::NODE_CLIENT;
 use super::run::{self, GRACE, PROJECT_DIR};
 use super::sandbox::{Live, WRITABLE};
 use crate::error::{Error, ErrorCode, Result, SessionEnd, SessionEnded};
@@ -252,11 +255,27 @@ impl SessionSandbox for OpenShellSession {
         job: &JavaScriptRun,
         ctx: &RunContext,
     ) -> Result<JavaScriptResult> {
-        let deadline = Instant::now() + ctx.timeout;
-        let cmd = ["node".to_owned(), "-".to_owned()];
         let code = job.code.as_bytes().to_vec();
         let ran = self
-            .until_cancel(ctx, async |l| run::guest(l, &cmd, code, deadline).await)
+            .until_cancel(ctx, async |l| {
+                // A granted call's relay lives for the call; the stopper
+                // sees to anything it leaves.
+                let relay = run::relay(&self.inner, l, ctx).await?;
+                let deadline = Instant::now() + ctx.timeout;
+                let cmd = match relay {
+                    Some(_) => run::granted(
+                        true,
+                        vec![
+                            "node".into(),
+                            "--require".into(),
+                            NODE_CLIENT.into(),
+                            "-".into(),
+                        ],
+                    ),
+                    None => vec!["node".to_owned(), "-".to_owned()],
+                };
+                run::guest(l, &cmd, code, deadline).await
+            })
             .await?;
         Ok(JavaScriptResult {
             stdout: ran.out.stdout,
@@ -274,7 +293,6 @@ impl SessionSandbox for OpenShellSession {
             .iter()
             .map(|f| (f.path.as_str(), f.content.as_bytes()))
             .collect();
-        let deadline = Instant::now() + ctx.timeout;
         let mut result = self
             .until_cancel(ctx, async |l| {
                 if let Err(why) = run::unpack(l, &files).await? {
@@ -286,7 +304,9 @@ impl SessionSandbox for OpenShellSession {
                         ..ProjectResult::default()
                     });
                 }
-                run::steps(l, job, ctx, deadline).await
+                let relay = run::relay(&self.inner, l, ctx).await?;
+                let deadline = Instant::now() + ctx.timeout;
+                run::steps(l, job, ctx, deadline, relay.is_some()).await
             })
             .await?;
         if job.artifacts.is_empty() || result.outcome == ProjectOutcome::SetupFailed {
