@@ -28,6 +28,11 @@ CLIENT_VERSION="0.23.0"
 E2B_SDK_VERSION="2.63.0"
 # The vendor client that checks the OpenShell stand-in (tests/standins/openshell_client.py).
 OPENSHELL_VERSION="0.1.5"
+# The vendor client that checks the Docker Cloud stand-in's Connect contract
+# (tests/standins/dockercloud_sbx.py). It pins connectrpc and protobuf to
+# versions the e2b SDK does not take, so it has its own venv.
+SBX_API_VERSION="0.36.0"
+SBX_VENV="${PLIMSOLL_SBX_VENV:-$ROOT/target/venv-sbx}"
 DAEMON_JSON=/etc/docker/daemon.json
 DOCKERD_LOG=/var/log/dockerd.log
 APT_LOG=/var/log/plimsoll-setup-apt.log
@@ -289,6 +294,21 @@ stage_venv() {
   fi
 }
 
+stage_sbx_venv() {
+  if [ -x "$SBX_VENV/bin/python" ] && "$SBX_VENV/bin/python" -c "
+from importlib.metadata import version
+assert version('docker-sbx-api') == '$SBX_API_VERSION'
+import sbx_facade" >/dev/null 2>&1; then
+    log "venv $SBX_VENV already has docker-sbx-api==$SBX_API_VERSION"
+    return
+  fi
+  rm -rf "$SBX_VENV"
+  log "creating venv $SBX_VENV with docker-sbx-api==$SBX_API_VERSION"
+  python3 -m venv "$SBX_VENV"
+  "$SBX_VENV/bin/python" -m pip install -q --disable-pip-version-check "docker-sbx-api==$SBX_API_VERSION" >&2
+  "$SBX_VENV/bin/python" -c "import sbx_facade" || die "venv $SBX_VENV lacks docker-sbx-api after install"
+}
+
 # ---------------------------------------------------------------- wasm
 stage_wasm() { bash "$ROOT/scripts/install-wasm-toolchain.sh" >&2; }
 
@@ -299,6 +319,7 @@ stage config stage_config
 stage dockerd stage_dockerd
 stage verify stage_verify
 stage venv stage_venv
+stage sbx-venv stage_sbx_venv
 stage wasm stage_wasm
 T1="$(now_ms)"
 log "timings:"

@@ -136,12 +136,15 @@ step "soak: bounded mixed runs and sessions; the daemon flat at rest, nothing le
 cargo run -q -p plimsolld --example soak -- wasm 2000 8
 cargo run -q -p plimsolld --example soak -- runc 200 4
 
-step "stand-ins checked by the vendors' published clients (E2B: e2b 2.63.0; OpenShell: openshell 0.1.5; runc, then runsc)"
+step "stand-ins checked by the vendors' published clients (E2B: e2b 2.63.0; OpenShell: openshell 0.1.5; Docker Cloud's Connect contract: docker-sbx-api 0.36.0; runc, then runsc)"
 cargo build -q -p plimsoll-standins
 "$VENV/bin/python" tests/standins/e2b_sdk.py "$ROOT/target/debug/plimsoll-standin"
 "$VENV/bin/python" tests/standins/e2b_sdk.py "$ROOT/target/debug/plimsoll-standin" --runtime runsc
 "$VENV/bin/python" tests/standins/openshell_client.py "$ROOT/target/debug/plimsoll-standin"
 "$VENV/bin/python" tests/standins/openshell_client.py "$ROOT/target/debug/plimsoll-standin" --runtime runsc
+SBX_VENV="${PLIMSOLL_SBX_VENV:-$ROOT/target/venv-sbx}"
+"$SBX_VENV/bin/python" tests/standins/dockercloud_sbx.py "$ROOT/target/debug/plimsoll-standin"
+"$SBX_VENV/bin/python" tests/standins/dockercloud_sbx.py "$ROOT/target/debug/plimsoll-standin" --runtime runsc
 
 step "the live test's own path (scripts/live.sh openshell), pointed at the OpenShell stand-in"
 live_certs="$(mktemp -d)"

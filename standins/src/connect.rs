@@ -1,5 +1,6 @@
 //! The server side of the Connect protocol (connectrpc.com `docs/protocol.md`)
-//! as far as the stand-ins need it: JSON codec, identity encoding.
+//! as far as the stand-ins need it: the JSON codec (E2B's envd) and the
+//! proto codec (Docker's `docker.sbx`), identity encoding.
 //!
 //! A streaming message is an envelope, `flags: u8 | length: u32 BE | payload`;
 //! flag `0x02` marks the EndStreamResponse, which is last and carries `{}` or
@@ -60,6 +61,110 @@ pub fn single_message(body: &[u8]) -> Result<Value, Error> {
     }
     serde_json::from_slice(&body[5..])
         .map_err(|e| Error::invalid(format!("unmarshal message: {e}")))
+}
+
+/// The media type of a unary message in the proto codec.
+pub const UNARY_PROTO: &str = "application/proto";
+/// The media type of a streaming body in the proto codec.
+pub const STREAM_PROTO: &str = "application/connect+proto";
+
+/// A unary request's message in the proto codec. Another codec is 415 (the
+/// Connect protocol's answer to a media type the server does not speak);
+/// a compressed body is refused (identity only).
+#[expect(clippy::result_large_err, reason = "the refusal is the handler's answer")]
+pub fn unary_request<M: prost::Message + Default>(
+    headers: &axum::http::HeaderMap,
+    body: &[u8],
+) -> Result<M, Response> {
+    let ctype = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if ctype != UNARY_PROTO {
+        return Err((
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            [("accept-post", UNARY_PROTO)],
+        )
+            .into_response());
+    }
+    if headers
+        .get("content-encoding")
+        .is_some_and(|v| v.as_bytes() != b"identity")
+    {
+        return Err(
+            Error::new("unimplemented", "only identity encoding is accepted").into_response(),
+        );
+    }
+    if body.len() > MAX_MESSAGE_BYTES {
+        return Err(Error::new("resource_exhausted", "the message is too large").into_response());
+    }
+    M::decode(body).map_err(|e| Error::invalid(format!("unmarshal message: {e}")).into_response())
+}
+
+/// A unary answer in the proto codec.
+pub fn unary_answer<M: prost::Message>(m: &M) -> Response {
+    (
+        StatusCode::OK,
+        [("content-type", UNARY_PROTO)],
+        m.encode_to_vec(),
+    )
+        .into_response()
+}
+
+/// The messages of a client-streaming request body in the proto codec:
+/// uncompressed envelopes back to back.
+#[expect(clippy::result_large_err, reason = "the refusal is the handler's answer")]
+pub fn stream_request<M: prost::Message + Default>(
+    headers: &axum::http::HeaderMap,
+    body: &[u8],
+) -> Result<Vec<M>, Response> {
+    let ctype = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if ctype != STREAM_PROTO {
+        return Err((
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            [("accept-post", STREAM_PROTO)],
+        )
+            .into_response());
+    }
+    let mut out = Vec::new();
+    let mut rest = body;
+    while !rest.is_empty() {
+        let fail = |e: Error| stream_answer(Vec::new(), Some(&e));
+        if rest.len() < 5 {
+            return Err(fail(Error::invalid("a truncated envelope")));
+        }
+        if rest[0] & FLAG_COMPRESSED != 0 {
+            return Err(fail(Error::new(
+                "internal",
+                "compressed messages are not accepted (identity only)",
+            )));
+        }
+        let len = u32::from_be_bytes([rest[1], rest[2], rest[3], rest[4]]) as usize;
+        if len > MAX_MESSAGE_BYTES || rest.len() < 5 + len {
+            return Err(fail(Error::invalid(
+                "an envelope's length runs past the body",
+            )));
+        }
+        let m = M::decode(&rest[5..5 + len])
+            .map_err(|e| fail(Error::invalid(format!("unmarshal message: {e}"))))?;
+        out.push(m);
+        rest = &rest[5 + len..];
+    }
+    Ok(out)
+}
+
+/// A streaming answer in the proto codec: `messages`, then the
+/// EndStreamResponse (with `error` when the call failed).
+pub fn stream_answer(messages: Vec<Vec<u8>>, error: Option<&Error>) -> Response {
+    let mut body = Vec::new();
+    for m in messages {
+        body.extend(envelope(0, &m));
+    }
+    body.extend(end_stream(error));
+    (StatusCode::OK, [("content-type", STREAM_PROTO)], body).into_response()
 }
 
 /// A Connect error: its code (`not_found`, `invalid_argument`, …) and message.

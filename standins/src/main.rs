@@ -278,6 +278,7 @@ async fn main_dockercloud(args: impl Iterator<Item = String>) -> ExitCode {
         serde_json::json!({
             "auth": url(&auth),
             "api": format!("{}/sandboxes", url(&api)),
+            "connect": format!("{}/sbx", url(&api)),
             "endpoint": url(&endpoint),
         })
     );

@@ -53,6 +53,7 @@ pub fn router(standin: Arc<StandIn>) -> Router {
         ));
     Router::new()
         .nest("/sandboxes", v1)
+        .nest("/sbx", super::sbx::management())
         .fallback(unserved)
         .with_state(standin)
 }

@@ -145,16 +145,24 @@ fn valid_name(n: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-/// What a valid create asks for.
-struct Checked {
-    display_name: String,
-    image_ref: String,
-    image: String,
-    cpus: u32,
-    memory_mib: u64,
-    timeout: Duration,
-    on_timeout: String,
-    argv: Option<Vec<String>>,
+/// What a valid create asks for (from either contract).
+pub struct Checked {
+    /// The sandbox's name.
+    pub display_name: String,
+    /// The image reference asked for.
+    pub image_ref: String,
+    /// The local image it maps to.
+    pub image: String,
+    /// CPUs.
+    pub cpus: u32,
+    /// Memory, MiB.
+    pub memory_mib: u64,
+    /// Its lifetime.
+    pub timeout: Duration,
+    /// `delete` or `stop` at the end of its lifetime.
+    pub on_timeout: String,
+    /// The main process's argv (`None`: the image's).
+    pub argv: Option<Vec<String>>,
 }
 
 fn check(s: &StandIn, r: &CreateSandboxRequest) -> Result<Checked, Box<Response>> {
@@ -348,6 +356,21 @@ pub async fn create(Shared(s): Shared<Arc<StandIn>>, headers: HeaderMap, body: B
         Ok(c) => c,
         Err(r) => return *r,
     };
+    let sandbox = launch(&s, c, request.labels, request.environment);
+    if let Some(k) = key {
+        lock(&s.idempotency).insert(k, (payload, sandbox.uid.clone()));
+    }
+    respond(&s, &sandbox, true)
+}
+
+/// Records a new sandbox (`creating`) and makes its container in the
+/// background (`running`, or `failed`, once done).
+pub fn launch(
+    s: &Arc<StandIn>,
+    c: Checked,
+    labels: BTreeMap<String, String>,
+    environment: BTreeMap<String, String>,
+) -> Arc<Sandbox> {
     let uid = random_id(26);
     let seq = {
         let mut n = lock(&s.next_seq);
@@ -362,8 +385,8 @@ pub async fn create(Shared(s): Shared<Arc<StandIn>>, headers: HeaderMap, body: B
         image_ref: c.image_ref,
         cpus: c.cpus,
         memory_mib: c.memory_mib,
-        labels: request.labels,
-        environment: request.environment,
+        labels,
+        environment,
         created_at: now,
         on_timeout: c.on_timeout,
         initial_timeout: c.timeout,
@@ -376,9 +399,6 @@ pub async fn create(Shared(s): Shared<Arc<StandIn>>, headers: HeaderMap, body: B
         }),
     });
     lock(&s.sandboxes).insert(uid.clone(), sandbox.clone());
-    if let Some(k) = key {
-        lock(&s.idempotency).insert(k, (payload, uid.clone()));
-    }
     let spec = MachineSpec {
         image: c.image,
         argv: c.argv,
@@ -396,9 +416,8 @@ pub async fn create(Shared(s): Shared<Arc<StandIn>>, headers: HeaderMap, body: B
             (format!("{LABEL}.sandbox"), uid.clone()),
         ]),
     };
-    let answer = respond(&s, &sandbox, true);
-    tokio::spawn(boot(s, sandbox, spec));
-    answer
+    tokio::spawn(boot(s.clone(), sandbox.clone(), spec));
+    sandbox
 }
 
 /// Makes the sandbox's container; `running` or `failed` after.

@@ -54,6 +54,7 @@ pub fn router(standin: Arc<StandIn>) -> Router {
         .route("/sbx/{uid}/v1/files/upload", post(files::upload))
         .route("/sbx/{uid}/v1/files/download", get(files::download))
         .route("/sbx/{uid}/v1/files/content", get(files::content))
+        .merge(super::sbx::endpoint())
         .fallback(unserved)
         .layer(DefaultBodyLimit::max(MAX_UPLOAD_BYTES))
         .with_state(standin)

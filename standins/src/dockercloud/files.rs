@@ -146,22 +146,10 @@ pub async fn upload(
                     }
                 },
                 ("content", Some(h)) => {
-                    let mode = match h.mode & 0o777 {
-                        0 => 0o644,
-                        m => m,
-                    };
-                    let argv = vec![
-                        "/bin/sh".into(),
-                        "-c".into(),
-                        WRITE.into(),
-                        "upload".into(),
-                        h.path.clone(),
-                        format!("{mode:o}"),
-                    ];
-                    match run(&m, argv, Vec::new(), None, None, Some(bytes.to_vec()), 4096).await {
-                        Ok(r) if r.code == 0 => written += 1,
-                        Ok(r) => {
-                            let (status, body) = failure(r.code, &h.path, &r.stderr);
+                    match write_file(&m, &h.path, h.mode, bytes.to_vec()).await {
+                        Ok(Ok(())) => written += 1,
+                        Ok(Err((code, stderr))) => {
+                            let (status, body) = failure(code, &h.path, &stderr);
                             return answer(status, body);
                         }
                         Err(e) => return internal(e),
@@ -197,6 +185,63 @@ pub async fn upload(
         axum::Json(json!({"filesWritten": written})).into_response()
     })
     .await
+}
+
+/// Writes `data` to `path` in the sandbox with `mode` (0: `0644`), never
+/// through a symlink: `Ok(Err((script exit, stderr)))` when refused.
+async fn write_file(
+    m: &Machine,
+    path: &str,
+    mode: u32,
+    data: Vec<u8>,
+) -> Result<Result<(), (i64, Vec<u8>)>, String> {
+    let mode = match mode & 0o777 {
+        0 => 0o644,
+        m => m,
+    };
+    let argv = vec![
+        "/bin/sh".into(),
+        "-c".into(),
+        WRITE.into(),
+        "upload".into(),
+        path.to_owned(),
+        format!("{mode:o}"),
+    ];
+    let r = run(m, argv, Vec::new(), None, None, Some(data), 4096).await?;
+    Ok(if r.code == 0 {
+        Ok(())
+    } else {
+        Err((r.code, r.stderr))
+    })
+}
+
+/// [`write_file`] for the Connect `FileService/Upload`: why a refused
+/// write was refused.
+pub async fn write(
+    m: &Machine,
+    path: &str,
+    mode: u32,
+    data: Vec<u8>,
+) -> Result<Result<(), String>, String> {
+    Ok(write_file(m, path, mode, data)
+        .await?
+        .map_err(|(code, stderr)| message(code, path, &stderr)))
+}
+
+/// [`read`] for the Connect `FileService/Download`: `Ok(Err(why))` for a
+/// path that cannot be read.
+pub async fn read_file(m: &Machine, path: &str) -> Result<Result<(u32, Vec<u8>), String>, String> {
+    Ok(read(m, path)
+        .await?
+        .map_err(|(_, body)| body["message"].as_str().unwrap_or("unreadable").to_owned()))
+}
+
+/// The message of a file operation's failure.
+fn message(code: i64, path: &str, stderr: &[u8]) -> String {
+    failure(code, path, stderr).1["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// Reads one file: `Ok((mode, bytes))`, or `Err((status, Error body))` for a path that cannot be read.

@@ -43,8 +43,12 @@
 //! `--runtime runsc`, with no network at all while the policy it reports is
 //! deny-all.
 //!
+//! Docker's Connect contract (`docker.sbx.v1`) is served over the same
+//! sandboxes by [`sbx`]: its management procedures under `/sbx` on the api
+//! listener, its sandbox endpoint under each `core.endpoint.uri`.
+//!
 //! Not covered (answered `unimplemented` or `notFound` as an unserved route
-//! is): the Connect contract (`docker.sbx.v1`), agents, kits, MCP, managed
+//! is): agents, kits, MCP, managed
 //! images (`image`), volumes, secrets, snapshots, ports, policy ids and
 //! inline `networkPolicies` (refused 409 `failedPrecondition`, as observed
 //! live while an account default policy governs), the undocumented policy
@@ -68,6 +72,7 @@ pub mod create;
 pub mod endpoint;
 pub mod errors;
 pub mod files;
+pub mod sbx;
 pub mod vm;
 
 pub use crate::e2b::lock;
@@ -250,6 +255,8 @@ pub struct StandIn {
     pub idempotency: Mutex<HashMap<String, (Value, String)>>,
     /// Management GETs so far (for [`Faults::throttle_reads`]).
     pub reads: std::sync::atomic::AtomicU64,
+    /// The Connect contract's operations by id.
+    pub operations: Mutex<HashMap<String, sbx::Operation>>,
 }
 
 impl std::fmt::Debug for StandIn {
@@ -289,6 +296,7 @@ impl StandIn {
             credentials: Mutex::default(),
             idempotency: Mutex::default(),
             reads: std::sync::atomic::AtomicU64::new(0),
+            operations: Mutex::default(),
         }))
     }
 
