@@ -20,8 +20,9 @@
 //!   never reaches it, and the guest sees no credential; refused, not
 //!   dispatched, where not claimed.
 //!
-//! wasm, docker on runc, docker on runsc, and e2b, dockercloud and
-//! openshell (against their stand-ins, in process) run it here; every later
+//! wasm, docker on runc, docker on runsc, and e2b, dockercloud (over both
+//! of Docker's contracts) and openshell (against their stand-ins, in
+//! process) run it here; every later
 //! provider runs it unchanged, with its own subject. Docker unreachable, or a runtime
 //! unregistered, fails these tests: they never skip.
 #![expect(clippy::unwrap_used, reason = "integration tests fail loudly")]
@@ -522,40 +523,46 @@ async fn e2b_conforms() {
 }
 
 /// dockercloud against the Docker Cloud stand-in (its sandboxes are local
-/// containers; the tier is the provider's claim for Docker's cloud VMs).
+/// containers; the tier is the provider's claim for Docker's cloud VMs),
+/// over each of Docker's two contracts.
 #[cfg(all(feature = "dockercloud", feature = "docker"))]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dockercloud_conforms() {
+async fn dockercloud_conforms_over(api: plimsoll_core::provider::dockercloud::Api) {
     use plimsoll_core::config::Config;
     use plimsoll_core::provider::Chosen;
-    use plimsoll_core::provider::dockercloud::DockerCloudSettings;
+    use plimsoll_core::provider::dockercloud::{Api, DockerCloudSettings};
     use plimsoll_core::secret::Secret;
 
     let standin = Arc::new(support::DockerCloudStandIn::start(Default::default()).await);
-    // No grant path on dockercloud's REST contract: the granted case must be
-    // refused per run.
-    let api = Arc::default();
+    // No grant path on dockercloud yet: the granted case must be refused
+    // per run.
+    let grants_seen = Arc::default();
+    let api_url = match api {
+        Api::Rest => &standin.api,
+        Api::Connect => &standin.connect,
+    };
     let config = Config {
         provider: Chosen::new(DockerCloudSettings {
+            api,
             token: Some(Arc::new(Secret::new(standin.pat.clone()))),
             username: standin.username.clone(),
             auth_url: url::Url::parse(&standin.auth).unwrap(),
-            api_url: url::Url::parse(&standin.api).unwrap(),
+            api_url: url::Url::parse(api_url).unwrap(),
             image: support::DOCKERCLOUD_IMAGE.into(),
             ..DockerCloudSettings::default()
         }),
         instance: format!(
-            "plimsoll-test:conformance-dockercloud-{}",
+            "plimsoll-test:conformance-dockercloud-{}-{}",
+            api.as_str(),
             hex::encode(rand::random::<[u8; 4]>())
         ),
         ..Config::default()
     };
     let engine = Engine::start(&config)
         .await
-        .unwrap_or_else(|e| panic!("dockercloud against the stand-in: {e}"));
+        .unwrap_or_else(|e| panic!("dockercloud ({}) against the stand-in: {e}", api.as_str()));
     let left = standin.clone();
     conform(Subject {
-        name: "dockercloud (stand-in)".into(),
+        name: format!("dockercloud over {} (stand-in)", api.as_str()),
         engine,
         tier: Isolation::Vm,
         provider: "dockercloud",
@@ -568,10 +575,24 @@ async fn dockercloud_conforms() {
             })
         }),
         start_wait: Duration::from_millis(2500),
-        api,
+        api: grants_seen,
     })
     .await;
     Arc::into_inner(standin).unwrap().stop().await;
+}
+
+/// dockercloud over Docker's documented REST API.
+#[cfg(all(feature = "dockercloud", feature = "docker"))]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dockercloud_conforms() {
+    dockercloud_conforms_over(plimsoll_core::provider::dockercloud::Api::Rest).await;
+}
+
+/// dockercloud over Docker's Connect contract (docker.sbx.v1).
+#[cfg(all(feature = "dockercloud", feature = "docker"))]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dockercloud_conforms_over_connect() {
+    dockercloud_conforms_over(plimsoll_core::provider::dockercloud::Api::Connect).await;
 }
 
 /// openshell against the OpenShell gateway stand-in (mutual TLS, the 0.1.5

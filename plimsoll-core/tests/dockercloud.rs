@@ -15,6 +15,10 @@
 //! - the in-guest wrapper: a flood is cut and drained (the guest runs on),
 //!   a step at its deadline is exit 124, timed out, with its output so far;
 //! - project files Docker refuses to place: a setup failure, no step runs;
+//! - over Docker's Connect contract: the token's capabilities lacking
+//!   network-policy read, the account allow-all and a sandbox's allow rule
+//!   each refuse startup; the reconcile finds this instance's leftover by
+//!   its name and leaves another instance's young one (by its expiry);
 //! - after each, no sandbox and no container is left.
 //!
 //! Docker unreachable fails these tests: they never skip.
@@ -464,5 +468,90 @@ async fn files_docker_refuses_to_place_are_a_setup_failure_and_nothing_runs() {
     assert!(p.steps.is_empty(), "{p:?}");
     assert!(p.outcome_detail.contains("answered 409"), "{p:?}");
     none_left(&s, "the setup failure").await;
+    s.stop().await;
+}
+
+/// The settings for Docker's Connect contract on the stand-in.
+fn connect_settings(s: &DockerCloudStandIn) -> DockerCloudSettings {
+    DockerCloudSettings {
+        api: plimsoll_core::provider::dockercloud::Api::Connect,
+        api_url: url::Url::parse(&s.connect).unwrap(),
+        ..settings(s, &s.pat)
+    }
+}
+
+/// Starts an engine over Connect that must fail its startup; its message.
+async fn refused_over_connect(s: &DockerCloudStandIn) -> String {
+    let config = Config {
+        provider: Chosen::new(connect_settings(s)),
+        instance: instance(),
+        ..Config::default()
+    };
+    match Engine::start(&config).await {
+        Ok(_) => panic!("startup must be refused"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_connect_the_same_walls_hold_and_the_reconcile_reads_names_and_expiries() {
+    // The token's capabilities lack network-policy read: refused before any sandbox.
+    let s = DockerCloudStandIn::start(Faults {
+        deny_policy_read: true,
+        ..Faults::default()
+    })
+    .await;
+    let m = refused_over_connect(&s).await;
+    assert!(
+        m.contains("lacks the network-policies read permission"),
+        "{m}"
+    );
+    assert!(s.sandboxes().is_empty(), "no sandbox was made");
+    s.stop().await;
+
+    // The account (the owner scope) allows all: refused.
+    let s = DockerCloudStandIn::start(Faults {
+        account_allow_all: true,
+        ..Faults::default()
+    })
+    .await;
+    let m = refused_over_connect(&s).await;
+    assert!(
+        m.contains("the account's network policy is not deny-all"),
+        "{m}"
+    );
+    s.stop().await;
+
+    // A sandbox whose policy allows a network: refused, and it is deleted.
+    let s = DockerCloudStandIn::start(Faults {
+        policy_allows: true,
+        ..Faults::default()
+    })
+    .await;
+    let m = refused_over_connect(&s).await;
+    assert!(
+        m.contains("not deny-all with nothing allowed") && m.contains("0.0.0.0/0"),
+        "{m}"
+    );
+    none_left(&s, "the refused startup over Connect").await;
+    s.stop().await;
+
+    // The reconcile: the contract has no labels, so this instance's
+    // leftover is known by its name's prefix (its lease untracked) and
+    // another instance's young one by its expiry.
+    let s = DockerCloudStandIn::start(Faults::default()).await;
+    let ours = instance();
+    let orphan = create_directly(&s, &name_prefix(&ours), json!({})).await;
+    let young = create_directly(&s, &name_prefix("plimsoll-test:someone-else"), json!({})).await;
+    let setup = Setup {
+        instance: ours,
+        ..Setup::default()
+    };
+    let provider = connect_settings(&s).build(&setup).unwrap();
+    assert_eq!(provider.reconcile_orphans().await.unwrap(), 1);
+    let left: Vec<String> = s.sandboxes().into_iter().map(|(u, _)| u).collect();
+    assert_eq!(left, vec![young.clone()], "orphan {orphan}");
+    s.standin.delete(&young).await;
+    none_left(&s, "the reconcile over Connect").await;
     s.stop().await;
 }

@@ -71,7 +71,10 @@ pub const STREAM_PROTO: &str = "application/connect+proto";
 /// A unary request's message in the proto codec. Another codec is 415 (the
 /// Connect protocol's answer to a media type the server does not speak);
 /// a compressed body is refused (identity only).
-#[expect(clippy::result_large_err, reason = "the refusal is the handler's answer")]
+#[expect(
+    clippy::result_large_err,
+    reason = "the refusal is the handler's answer"
+)]
 pub fn unary_request<M: prost::Message + Default>(
     headers: &axum::http::HeaderMap,
     body: &[u8],
@@ -113,7 +116,10 @@ pub fn unary_answer<M: prost::Message>(m: &M) -> Response {
 
 /// The messages of a client-streaming request body in the proto codec:
 /// uncompressed envelopes back to back.
-#[expect(clippy::result_large_err, reason = "the refusal is the handler's answer")]
+#[expect(
+    clippy::result_large_err,
+    reason = "the refusal is the handler's answer"
+)]
 pub fn stream_request<M: prost::Message + Default>(
     headers: &axum::http::HeaderMap,
     body: &[u8],

@@ -260,6 +260,7 @@ where
 
 /// Serves the host API on one connection that reaches the guest some other
 /// way than the socket (the OpenShell relay), to `broker`, until it closes.
+#[cfg(feature = "openshell")]
 pub(crate) async fn serve_broker<I>(io: I, broker: Arc<Broker>)
 where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,

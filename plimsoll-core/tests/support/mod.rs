@@ -256,6 +256,8 @@ pub struct DockerCloudStandIn {
     pub auth: String,
     /// The management API, `http://127.0.0.1:<port>/sandboxes`.
     pub api: String,
+    /// The Connect contract's management URL, `http://127.0.0.1:<port>/sbx`.
+    pub connect: String,
     /// The Docker ID it accepts.
     pub username: String,
     /// The one personal access token it accepts.
@@ -293,9 +295,10 @@ impl DockerCloudStandIn {
             bind().await.unwrap(),
             bind().await.unwrap(),
         );
-        let (auth_url, api_url) = (
+        let (auth_url, api_url, connect_url) = (
             format!("http://{}/v2/auth/token", auth.local_addr().unwrap()),
             format!("http://{}/sandboxes", api.local_addr().unwrap()),
+            format!("http://{}/sbx", api.local_addr().unwrap()),
         );
         let (tx, rx) = tokio::sync::oneshot::channel();
         let served = tokio::spawn(dockercloud::serve(
@@ -310,6 +313,7 @@ impl DockerCloudStandIn {
         DockerCloudStandIn {
             auth: auth_url,
             api: api_url,
+            connect: connect_url,
             username,
             pat,
             standin,

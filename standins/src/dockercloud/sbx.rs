@@ -19,8 +19,9 @@
 //!   failure in `error`); `SandboxService/GetSandbox` by id or name,
 //!   `ListSandboxes` (paged), `DeleteSandbox` (a done `Operation`;
 //!   `not_found` for an unknown sandbox);
-//!   `NetworkPolicyService/GetEffectiveNetworkPolicy` for a sandbox
-//!   (deny-all, nothing allowed; the faults as for REST).
+//!   `NetworkPolicyService/GetEffectiveNetworkPolicy` for a sandbox or the
+//!   owner scope (the account: deny-all, nothing allowed; the faults as
+//!   for REST).
 //! * **Sandbox endpoint**, on the endpoint listener: `core.endpoint.uri`
 //!   is `http://ADDR/sbx/<id>` and under it `ProcessService/Exec` (unary:
 //!   argv, env, working directory, user; exit code and both streams, at
@@ -561,25 +562,31 @@ async fn effective_policy(Shared(s): App, headers: HeaderMap, body: Bytes) -> Re
         )
         .into_response();
     }
-    let Some(sbx::policy_target::Target::Sandbox(target)) = r.target.and_then(|t| t.target) else {
-        return invalid("'target' must name a sandbox");
+    // A sandbox's policy, or the account's (the owner scope), as REST
+    // reports them.
+    let sandbox = match r.target.and_then(|t| t.target) {
+        Some(sbx::policy_target::Target::Sandbox(target)) => {
+            if let Err(e) = find(&s, Some(&target)) {
+                return e;
+            }
+            true
+        }
+        Some(sbx::policy_target::Target::Owner(_)) => false,
+        None => return invalid("'target' must name a sandbox or the owner"),
     };
-    if let Err(e) = find(&s, Some(&target)) {
-        return e;
-    }
     let f = s.settings.faults;
-    let (mode, allow) = if f.account_allow_all {
-        (sbx::NetworkPolicyMode::AllowAll, Vec::new())
-    } else if f.policy_allows {
-        (
-            sbx::NetworkPolicyMode::DenyAll,
-            vec![sbx::AttributedRule {
-                network: "example.com:443".into(),
-                layer: 0,
-            }],
-        )
+    let mode = if f.account_allow_all {
+        sbx::NetworkPolicyMode::AllowAll
     } else {
-        (sbx::NetworkPolicyMode::DenyAll, Vec::new())
+        sbx::NetworkPolicyMode::DenyAll
+    };
+    let allow = if sandbox && f.policy_allows {
+        vec![sbx::AttributedRule {
+            network: "0.0.0.0/0".into(),
+            layer: 0,
+        }]
+    } else {
+        Vec::new()
     };
     unary_answer(&sbx::EffectiveNetworkPolicy {
         mode: mode as i32,

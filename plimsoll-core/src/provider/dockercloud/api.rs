@@ -18,8 +18,13 @@ use hyper::{Method, Request, StatusCode};
 use serde_json::Value;
 use url::Url;
 
+use async_trait::async_trait;
+
 use super::auth::Auth;
-use super::model::{Policy, Sandbox};
+use super::contract::{Contract, SandboxEndpoint};
+use super::endpoint::Endpoint;
+use super::model::{Policy, Sandbox, Spec};
+use super::sandbox::CREDENTIAL_TTL;
 use crate::error::{Error, Result};
 use crate::provider::hosted::http::{Answer, Http, vendor_error};
 use crate::secret::Secret;
@@ -169,7 +174,7 @@ impl Api {
     }
 
     /// Creates a sandbox: 201 (ready or failed) or 202 (still creating).
-    pub(crate) async fn create(&self, body: &Value, idempotency_key: &str) -> Result<Sandbox> {
+    async fn create_body(&self, body: &Value, idempotency_key: &str) -> Result<Sandbox> {
         let what = "creating a Docker Cloud sandbox";
         let headers = [("idempotency-key", idempotency_key)];
         let path = "/v1/sandboxes";
@@ -192,9 +197,16 @@ impl Api {
         Sandbox::parse(&Self::json(what, &a)?, etag(&a))
             .map_err(|m| Error::infrastructure(format!("{what}: {m}")))
     }
+}
+
+#[async_trait]
+impl Contract for Api {
+    async fn create(&self, spec: &Spec<'_>, lease: &str) -> Result<Sandbox> {
+        self.create_body(&spec.body(), lease).await
+    }
 
     /// Reads a sandbox back; `None` when Docker says it is not found.
-    pub(crate) async fn get(&self, id: &str) -> Result<Option<Sandbox>> {
+    async fn get(&self, id: &str) -> Result<Option<Sandbox>> {
         let what = "reading a Docker Cloud sandbox back";
         let (a, jwt) = self
             .send(what, Method::GET, &format!("/v1/sandboxes/{id}"), None, &[])
@@ -211,7 +223,7 @@ impl Api {
     }
 
     /// Every sandbox of the account, page by page.
-    pub(crate) async fn list(&self) -> Result<Vec<Sandbox>> {
+    async fn list(&self) -> Result<Vec<Sandbox>> {
         let what = "listing Docker Cloud sandboxes";
         let mut out = Vec::new();
         let mut token = String::new();
@@ -256,7 +268,7 @@ impl Api {
     /// Deletes a sandbox whose ETag is `etag`: `Ok(true)` once Docker took
     /// it (202 or 204) or says it is not found; `Ok(false)` when the ETag
     /// is stale (412: read it again).
-    pub(crate) async fn delete(&self, id: &str, etag: &str) -> Result<bool> {
+    async fn delete(&self, id: &str, etag: &str) -> Result<bool> {
         let what = "deleting a Docker Cloud sandbox";
         let path = format!("/v1/sandboxes/{id}?force=true");
         let (a, jwt) = self
@@ -271,7 +283,7 @@ impl Api {
     }
 
     /// The network policy in force on a sandbox.
-    pub(crate) async fn sandbox_policy(&self, id: &str) -> Result<Policy> {
+    async fn sandbox_policy(&self, id: &str) -> Result<Policy> {
         self.policy(
             "reading a Docker Cloud sandbox's network policy",
             &format!("/v1/sandboxes/{id}/network-policies"),
@@ -280,7 +292,7 @@ impl Api {
     }
 
     /// The account's network policy.
-    pub(crate) async fn account_policy(&self) -> Result<Policy> {
+    async fn account_policy(&self) -> Result<Policy> {
         self.policy(
             "reading the Docker Cloud account's network policy",
             "/v1/network-policies",
@@ -288,6 +300,24 @@ impl Api {
         .await
     }
 
+    fn wrong(&self, spec: &Spec<'_>, _lease: &str, s: &Sandbox) -> Vec<String> {
+        spec.wrong(s)
+    }
+
+    /// The endpoint with a freshly minted endpoint credential (the endpoint
+    /// refuses the management bearer).
+    async fn endpoint(&self, s: &Sandbox) -> Result<Box<dyn SandboxEndpoint>> {
+        let token = self.endpoint_credential(&s.uid, CREDENTIAL_TTL).await?;
+        Ok(Box::new(Endpoint::new(
+            self.http.clone(),
+            &s.endpoint,
+            token,
+            self.auth.pat_secret(),
+        )))
+    }
+}
+
+impl Api {
     async fn policy(&self, what: &str, path: &str) -> Result<Policy> {
         let (a, jwt) = self.send(what, Method::GET, path, None, &[]).await?;
         if a.status != StatusCode::OK {
@@ -298,7 +328,7 @@ impl Api {
 
     /// A credential for the sandbox's endpoint (exec and files) that lives
     /// `ttl` (Docker clamps it to 5 minutes).
-    pub(crate) async fn endpoint_credential(&self, id: &str, ttl: Duration) -> Result<Secret> {
+    async fn endpoint_credential(&self, id: &str, ttl: Duration) -> Result<Secret> {
         let what = "minting a Docker Cloud endpoint credential";
         let body = serde_json::json!({
             "permissions": ["sandboxesExec", "sandboxesFilesRead", "sandboxesFilesWrite"],

@@ -53,6 +53,11 @@ impl Auth {
         self.pat.expose()
     }
 
+    /// The PAT, shared (an endpoint scrubs it from its errors).
+    pub(crate) fn pat_secret(&self) -> Arc<Secret> {
+        self.pat.clone()
+    }
+
     /// A bearer good for a while yet.
     pub(crate) async fn token(&self) -> Result<Arc<Secret>> {
         let mut cached = self.cached.lock().await;

@@ -14,6 +14,9 @@ use hyper::body::Bytes;
 use hyper::{Method, Request, StatusCode};
 use serde_json::{Value, json};
 
+use async_trait::async_trait;
+
+use super::contract::{Exec, SandboxEndpoint};
 use super::multipart::{self, Downloaded};
 use crate::error::{Error, Result};
 use crate::provider::hosted::http::{Answer, Http, read_limited, vendor_error};
@@ -23,17 +26,6 @@ use crate::secret::Secret;
 const FILE_TIMEOUT: Duration = Duration::from_secs(60);
 /// The most an exec answer may carry (two capped streams, base64, and JSON).
 const EXEC_LIMIT: usize = 1 << 20;
-
-/// What an exec answered.
-#[derive(Debug)]
-pub(crate) struct Exec {
-    /// `exitCode`.
-    pub exit_code: i32,
-    /// `stdout`, decoded.
-    pub stdout: Vec<u8>,
-    /// `stderr`, decoded.
-    pub stderr: Vec<u8>,
-}
 
 /// A sandbox's endpoint.
 pub(crate) struct Endpoint {
@@ -73,16 +65,13 @@ impl Endpoint {
             &[self.token.expose(), self.pat.expose()],
         )
     }
+}
 
-    /// Runs `cmd` to completion as `user` in `dir`; the answer is waited for
-    /// `timeout` at most (the command bounds itself: see `wrapper`).
-    pub(crate) async fn exec(
-        &self,
-        cmd: &[String],
-        user: &str,
-        dir: &str,
-        timeout: Duration,
-    ) -> Result<Exec> {
+#[async_trait]
+impl SandboxEndpoint for Endpoint {
+    /// `POST /v1/processes/exec`: base64 streams; `incomplete` is an error
+    /// (the guest bounds its own output).
+    async fn exec(&self, cmd: &[String], user: &str, dir: &str, timeout: Duration) -> Result<Exec> {
         let what = "running a command in the Docker Cloud sandbox";
         let body = json!({"cmd": cmd, "workingDir": dir, "user": user});
         let req = self
@@ -127,10 +116,9 @@ impl Endpoint {
         })
     }
 
-    /// Writes files (absolute paths) in one upload; the service makes the
-    /// parent directories and writes them as root. `Ok(Err(why))`: Docker
-    /// refused them there (409: a symlink escape, a non-regular target).
-    pub(crate) async fn upload(&self, files: &[(String, &[u8])]) -> Result<Result<(), String>> {
+    /// One multipart upload; `Ok(Err(why))` on 409 (a symlink escape, a
+    /// non-regular target) or 400.
+    async fn upload(&self, files: &[(String, &[u8])]) -> Result<Result<(), String>> {
         let what = "uploading files into the Docker Cloud sandbox";
         let boundary = format!("plimsoll-{}", hex::encode(rand::random::<[u8; 12]>()));
         let req = self
@@ -166,9 +154,8 @@ impl Endpoint {
         Ok(Ok(()))
     }
 
-    /// Reads files (absolute paths) in one download; `None` when the
-    /// answer is over `limit` bytes.
-    pub(crate) async fn download(
+    /// One `multipart/mixed` download.
+    async fn download(
         &self,
         paths: &[String],
         limit: usize,

@@ -1,8 +1,10 @@
 //! The dockercloud provider (tier `vm`): each snippet and project runs in a
-//! fresh Docker Cloud sandbox, spoken to over Docker's documented REST API
-//! with no vendor SDK: the token exchange ([`auth`]), the management API
-//! ([`api`], read by [`model`]) and each sandbox's endpoint ([`endpoint`],
-//! its files through [`multipart`]). The protocol notes are in
+//! fresh Docker Cloud sandbox, with no vendor SDK, over either of Docker's
+//! contracts ([`contract`], `SANDBOX_DOCKERCLOUD_API`): the documented REST
+//! API (the management API [`api`], read by [`model`], and each sandbox's
+//! endpoint [`endpoint`], its files through [`multipart`]) or the Connect
+//! contract ([`connect`], `docker.sbx.v1`). Both start with the token
+//! exchange ([`auth`]). The protocol notes are in
 //! `docs/research/hosted-providers.md` §2; the operator's page is
 //! `docs/providers/dockercloud.md`.
 //!
@@ -14,9 +16,8 @@
 //! run returns. The exec API has no timeout and no output bound, so the
 //! guest bounds itself ([`wrapper`]).
 //!
-//! Not in this build: the Connect contract, and with it grants (the egress
-//! guard), store images and sessions; all refused at startup or before
-//! dispatch.
+//! Not in this build: grants (the egress guard, Connect only), store images
+//! and sessions; all refused at startup or before dispatch.
 
 use std::sync::{Arc, OnceLock};
 
@@ -28,12 +29,13 @@ use crate::provider::hosted::http::Http;
 use crate::provider::{Capabilities, Environment, Environments, Provider, RunContext, Setup};
 use crate::request::{JavaScriptRun, ProjectRun};
 use crate::result::{JavaScriptResult, ProjectResult};
-use crate::secret::Secret;
 use crate::tier::Isolation;
 use crate::wire::RunResources;
 
 mod api;
 mod auth;
+mod connect;
+mod contract;
 mod endpoint;
 mod model;
 pub mod multipart;
@@ -44,15 +46,16 @@ mod settings;
 pub mod wrapper;
 
 pub use sandbox::{INSTANCE_LABEL, LEASE_LABEL, LIFETIME_LABEL, NAME_PREFIX};
-pub use settings::{DEFAULT_API_URL, DEFAULT_AUTH_URL, DockerCloudSettings, PLUGIN, SIZES, pinned};
+pub use settings::{
+    Api, DEFAULT_API_URL, DEFAULT_AUTH_URL, DockerCloudSettings, PLUGIN, SIZES, pinned,
+};
 
 /// What every run of one provider shares.
 pub(crate) struct Inner {
     settings: DockerCloudSettings,
-    api: api::Api,
+    /// The contract spoken.
+    api: Box<dyn contract::Contract>,
     auth: Arc<auth::Auth>,
-    http: Http,
-    pat: Arc<Secret>,
     instance: String,
     /// `plimsoll-<12 hex of the instance's SHA-256>-`.
     prefix: String,
@@ -98,10 +101,19 @@ impl DockerCloud {
         ));
         Ok(DockerCloud {
             inner: Arc::new(Inner {
-                api: api::Api::new(http.clone(), settings.api_url.clone(), auth.clone()),
+                api: match settings.api {
+                    Api::Rest => Box::new(api::Api::new(
+                        http.clone(),
+                        settings.api_url.clone(),
+                        auth.clone(),
+                    )),
+                    Api::Connect => Box::new(connect::Connect::new(
+                        http.clone(),
+                        settings.api_url.clone(),
+                        auth.clone(),
+                    )),
+                },
                 auth,
-                http,
-                pat,
                 settings: settings.clone(),
                 prefix: name_prefix(&setup.instance),
                 instance: setup.instance.clone(),
@@ -127,7 +139,7 @@ impl DockerCloud {
 }
 
 fn no_grants() -> Error {
-    Error::unsupported("the dockercloud provider carries no grants in this build (REST only)")
+    Error::unsupported("the dockercloud provider carries no grants in this build")
 }
 
 #[async_trait]

@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
+use super::sandbox::{INSTANCE_LABEL, LEASE_LABEL, LIFETIME_LABEL};
 use crate::loopback::is_loopback_url;
 
 /// A sandbox as Docker answered it.
@@ -20,8 +21,8 @@ pub(crate) struct Sandbox {
     pub status: String,
     /// The `ETag` header, else `core.etag`.
     pub etag: String,
-    /// `core.createdAt` (RFC 3339).
-    pub created_at: String,
+    /// `core.createdAt` (`None`: missing or unreadable).
+    pub created: Option<SystemTime>,
     /// `core.imageRef`.
     pub image_ref: String,
     /// `core.resources.cpus`.
@@ -36,6 +37,18 @@ pub(crate) struct Sandbox {
     pub capabilities: Vec<String>,
     /// `failure.message`, while failed.
     pub failure: String,
+    /// The lease it was created under (REST: its lease label; Connect: its
+    /// name after the instance prefix).
+    pub lease: String,
+    /// The instance that made it, where the contract says (REST: its
+    /// instance label, empty when missing; Connect: `None`, the name's
+    /// prefix is all there is).
+    pub instance: Option<String>,
+    /// Its declared lifetime, seconds (REST: its lifetime label; Connect:
+    /// its expiry less its creation).
+    pub lifetime: Option<String>,
+    /// The digest it booted (Connect's `cloud.imageDigest`; REST has none).
+    pub image_digest: String,
 }
 
 /// A 64-bit integer, which Docker sends as a string (a number is accepted).
@@ -60,7 +73,7 @@ impl Sandbox {
         if !super::api::id_ok(&uid) {
             return Err("the answer names no usable sandbox uid".into());
         }
-        let labels = v
+        let labels: BTreeMap<String, String> = v
             .pointer("/core/labels")
             .and_then(Value::as_object)
             .map(|m| {
@@ -86,14 +99,18 @@ impl Sandbox {
             etag: etag
                 .filter(|e| !e.is_empty())
                 .unwrap_or_else(|| s("/core/etag")),
-            created_at: s("/core/createdAt"),
+            created: parse_rfc3339(&s("/core/createdAt")),
             image_ref: s("/core/imageRef"),
             cpus: int(v.pointer("/core/resources/cpus")),
             memory_mib: int(v.pointer("/core/resources/memoryMib")),
-            labels,
             endpoint: s("/core/endpoint/uri"),
             capabilities,
             failure: s("/failure/message"),
+            lease: labels.get(LEASE_LABEL).cloned().unwrap_or_default(),
+            instance: Some(labels.get(INSTANCE_LABEL).cloned().unwrap_or_default()),
+            lifetime: labels.get(LIFETIME_LABEL).cloned(),
+            image_digest: String::new(),
+            labels,
         })
     }
 }

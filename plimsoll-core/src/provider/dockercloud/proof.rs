@@ -43,6 +43,7 @@ pub(crate) async fn prove(p: &Arc<Inner>) -> Result<()> {
 
 async fn steps(p: &Arc<Inner>) -> Result<()> {
     p.auth.token().await.map_err(|e| fail(e.message()))?;
+    p.api.permissions().await.map_err(|e| fail(e.message()))?;
     let account = p
         .api
         .account_policy()

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::Inner;
-use super::endpoint::Endpoint;
+use super::contract::SandboxEndpoint;
 use super::model::{Sandbox, Spec};
 use crate::error::{Error, Result};
 use crate::provider::hosted::lease;
@@ -57,7 +57,7 @@ pub(crate) struct Live {
     /// Its uid.
     pub id: String,
     /// Its endpoint, with a fresh credential.
-    pub endpoint: Endpoint,
+    pub endpoint: Box<dyn SandboxEndpoint>,
     guard: Guard,
 }
 
@@ -81,7 +81,7 @@ impl Live {
             lifetime,
         };
         inner.leases.track(&lease);
-        let created = match inner.api.create(&spec.body(), &lease).await {
+        let created = match inner.api.create(&spec, &lease).await {
             Ok(c) => c,
             Err(e) => {
                 // A sandbox may exist that the answer did not name: untracked,
@@ -116,7 +116,7 @@ impl Live {
 }
 
 impl Guard {
-    async fn ready(&self, spec: &Spec<'_>, mut s: Sandbox) -> Result<Endpoint> {
+    async fn ready(&self, spec: &Spec<'_>, mut s: Sandbox) -> Result<Box<dyn SandboxEndpoint>> {
         let api = &self.inner.api;
         let until = tokio::time::Instant::now() + START_BUDGET;
         while s.status == "creating" || s.status == "starting" {
@@ -146,7 +146,7 @@ impl Guard {
         let s = api.get(&self.id).await?.ok_or_else(|| {
             Error::infrastructure(format!("Docker Cloud sandbox {} vanished", self.id))
         })?;
-        let wrong = spec.wrong(&s);
+        let wrong = api.wrong(spec, &self.lease, &s);
         if !wrong.is_empty() {
             return Err(Error::infrastructure(format!(
                 "Docker Cloud sandbox {} is not what was asked for: {}; it is deleted",
@@ -163,13 +163,7 @@ impl Guard {
                 self.id
             )));
         }
-        let token = api.endpoint_credential(&self.id, CREDENTIAL_TTL).await?;
-        Ok(Endpoint::new(
-            self.inner.http.clone(),
-            &s.endpoint,
-            token,
-            self.inner.pat.clone(),
-        ))
+        api.endpoint(&s).await
     }
 }
 
@@ -231,10 +225,9 @@ impl Inner {
                 continue;
             }
             let ours = s.display_name.starts_with(&self.prefix)
-                && s.labels.get(INSTANCE_LABEL) == Some(&self.instance);
-            let lease = s.labels.get(LEASE_LABEL).cloned().unwrap_or_default();
+                && s.instance.as_ref().is_none_or(|i| i == &self.instance);
             let go = if ours {
-                all || !self.leases.tracked(&lease)
+                all || !self.leases.tracked(&s.lease)
             } else {
                 expired(&s, now)
             };
@@ -258,11 +251,7 @@ impl Inner {
 /// Whether another instance's sandbox is older than its declared lifetime
 /// plus five minutes ([`lease::expired`]).
 pub(crate) fn expired(s: &Sandbox, now: SystemTime) -> bool {
-    lease::expired(
-        super::model::parse_rfc3339(&s.created_at),
-        s.labels.get(LIFETIME_LABEL).map(String::as_str),
-        now,
-    )
+    lease::expired(s.created, s.lifetime.as_deref(), now)
 }
 
 #[cfg(test)]
@@ -273,8 +262,8 @@ mod tests {
     fn another_instances_sandbox_goes_only_past_its_lifetime_and_five_minutes() {
         let created = SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_000_000);
         let s = Sandbox {
-            created_at: "2026-11-30T00:53:20Z".into(),
-            labels: BTreeMap::from([(LIFETIME_LABEL.to_owned(), "150".to_owned())]),
+            created: super::super::model::parse_rfc3339("2026-11-30T00:53:20Z"),
+            lifetime: Some("150".to_owned()),
             ..Sandbox::default()
         };
         let at = |secs: u64| created + Duration::from_secs(secs);
@@ -282,13 +271,13 @@ mod tests {
         assert!(!expired(&s, at(150 + 300)));
         assert!(expired(&s, at(150 + 301)));
         let mut none = s.clone();
-        none.labels.clear();
+        none.lifetime = None;
         assert!(
             !expired(&none, at(100_000)),
             "no declared lifetime: left alone"
         );
         let mut bad = s;
-        bad.created_at = "yesterday".into();
+        bad.created = None;
         assert!(!expired(&bad, at(100_000)), "no known age: left alone");
     }
 }

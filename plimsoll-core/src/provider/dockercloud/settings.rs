@@ -2,10 +2,11 @@
 //! and its personal access token, the auth and API addresses, the pinned
 //! image, and the sandbox size.
 //!
-//! Only Docker's documented REST API is built. `SANDBOX_DOCKERCLOUD_API=connect`
-//! is refused (the Connect contract's protos are not public), and so are the
-//! variables only it reads: the egress guard and policy addresses (grants are
-//! connect-only) and the store image.
+//! Two contracts: Docker's documented REST API (the default) and its Connect
+//! contract (`SANDBOX_DOCKERCLOUD_API=connect`, whose management URL has no
+//! documented default, so it must be given). The variables only Connect
+//! reads for grants and store images (the egress guard and policy addresses,
+//! the store image) are refused: not built yet.
 
 use std::sync::Arc;
 
@@ -65,12 +66,12 @@ const VARIABLES: &[Var] = &[
     Var {
         name: "SANDBOX_DOCKERCLOUD_API",
         default: "rest",
-        help: "dockercloud: the contract spoken; only rest (Docker's documented REST API) is built, connect is refused",
+        help: "dockercloud: the contract spoken: rest (Docker's documented REST API) or connect (Docker's Connect contract, docker.sbx.v1)",
     },
     Var {
         name: "SANDBOX_DOCKERCLOUD_API_URL",
         default: DEFAULT_API_URL,
-        help: "dockercloud: the REST management API; its path is kept and /v1/... appended (https; http only to a loopback address)",
+        help: "dockercloud: the management API; its path is kept and /v1/... (rest) or /docker.sbx.v1.<Service>/<Method> (connect) appended; required for connect (observed: https://sandboxes.connect.docker.com/sbx) (https; http only to a loopback address)",
     },
     Var {
         name: "SANDBOX_DOCKERCLOUD_IMAGE",
@@ -105,9 +106,31 @@ pub static PLUGIN: Plugin = Plugin {
     defaults: || Chosen::new(DockerCloudSettings::default()),
 };
 
+/// The contract the provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Api {
+    /// Docker's documented REST API.
+    #[default]
+    Rest,
+    /// Docker's Connect contract (`docker.sbx.v1`, docker-sbx-api 0.36.0).
+    Connect,
+}
+
+impl Api {
+    /// Its name, as `SANDBOX_DOCKERCLOUD_API` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::Rest => "rest",
+            Api::Connect => "connect",
+        }
+    }
+}
+
 /// The dockercloud provider's settings.
 #[derive(Debug, Clone)]
 pub struct DockerCloudSettings {
+    /// `SANDBOX_DOCKERCLOUD_API`.
+    pub api: Api,
     /// `DOCKER_SBX_TOKEN` (shared: settings are cloned, the token never printed).
     pub token: Option<Arc<Secret>>,
     /// `DOCKER_SBX_USERNAME`.
@@ -127,6 +150,7 @@ pub struct DockerCloudSettings {
 impl Default for DockerCloudSettings {
     fn default() -> DockerCloudSettings {
         DockerCloudSettings {
+            api: Api::Rest,
             token: None,
             username: String::new(),
             #[expect(clippy::unwrap_used, reason = "a constant that parses")]
@@ -206,25 +230,26 @@ impl DockerCloudSettings {
         resources: &ResourceSettings,
     ) -> Result<DockerCloudSettings, ConfigError> {
         resources.only("dockercloud", &["SANDBOX_MEMORY_MB", "SANDBOX_CPUS"])?;
-        match env
+        let api = match env
             .get("SANDBOX_DOCKERCLOUD_API")
             .map(|a| a.trim().to_ascii_lowercase())
         {
-            None => {}
-            Some(a) if a == "rest" => {}
-            Some(a) if a == "connect" => {
-                return Err(ConfigError::new(
-                    "SANDBOX_DOCKERCLOUD_API",
-                    "the Connect contract is not built in this build (its protos are not public); \
-                     use rest",
-                ));
-            }
+            None => Api::Rest,
+            Some(a) if a == "rest" => Api::Rest,
+            Some(a) if a == "connect" => Api::Connect,
             Some(a) => {
                 return Err(ConfigError::new(
                     "SANDBOX_DOCKERCLOUD_API",
-                    format!("{a:?} is not a contract; rest is the one built"),
+                    format!("{a:?} is not a contract: rest or connect"),
                 ));
             }
+        };
+        if api == Api::Connect && env.get("SANDBOX_DOCKERCLOUD_API_URL").is_none() {
+            return Err(ConfigError::new(
+                "SANDBOX_DOCKERCLOUD_API_URL",
+                "required with SANDBOX_DOCKERCLOUD_API=connect (Docker documents no default; \
+                 observed: https://sandboxes.connect.docker.com/sbx)",
+            ));
         }
         for name in [
             "SANDBOX_DOCKERCLOUD_GUARD_URL",
@@ -234,8 +259,7 @@ impl DockerCloudSettings {
             if env.get(name).is_some() {
                 return Err(ConfigError::new(
                     name,
-                    "applies only to the Connect contract, which this build does not have \
-                     (grants and store images are connect-only); unset it",
+                    "grants and store images on the Connect contract are not built yet; unset it",
                 ));
             }
         }
@@ -286,6 +310,7 @@ impl DockerCloudSettings {
         let (cpus, memory_mib) = size(resources)?;
         let defaults = DockerCloudSettings::default();
         Ok(DockerCloudSettings {
+            api,
             token: Some(Arc::new(Secret::new(token))),
             username,
             auth_url: match env.get("SANDBOX_DOCKERCLOUD_AUTH_URL") {
@@ -337,7 +362,12 @@ impl ProviderSettings for DockerCloudSettings {
                 "dockercloud",
                 "settings",
                 Level::Ok,
-                format!("REST API {}, image {}", self.api_url, self.image),
+                format!(
+                    "{} API {}, image {}",
+                    self.api.as_str(),
+                    self.api_url,
+                    self.image
+                ),
             )];
             out.push(match crate::provider::Provider::prove(&provider).await {
                 Ok(tier) => Check::new(

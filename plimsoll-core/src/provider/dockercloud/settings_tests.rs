@@ -43,11 +43,30 @@ fn the_defaults_and_the_token_never_printed() {
 }
 
 #[test]
-fn only_rest_is_built_and_the_connect_variables_are_refused() {
-    assert!(read(&[("SANDBOX_DOCKERCLOUD_API", "REST")], r()).is_ok());
+fn both_contracts_connect_with_its_url_and_the_grant_variables_refused() {
+    assert_eq!(
+        read(&[("SANDBOX_DOCKERCLOUD_API", "REST")], r())
+            .unwrap()
+            .api,
+        Api::Rest
+    );
     let e = read(&[("SANDBOX_DOCKERCLOUD_API", "connect")], r()).unwrap_err();
-    assert_eq!(e.variable, "SANDBOX_DOCKERCLOUD_API");
-    assert!(e.to_string().contains("not built"), "{e}");
+    assert_eq!(e.variable, "SANDBOX_DOCKERCLOUD_API_URL");
+    let c = read(
+        &[
+            ("SANDBOX_DOCKERCLOUD_API", "connect"),
+            (
+                "SANDBOX_DOCKERCLOUD_API_URL",
+                "https://sandboxes.connect.docker.com/sbx",
+            ),
+        ],
+        r(),
+    )
+    .unwrap();
+    assert_eq!(
+        (c.api, c.api_url.as_str()),
+        (Api::Connect, "https://sandboxes.connect.docker.com/sbx")
+    );
     assert!(read(&[("SANDBOX_DOCKERCLOUD_API", "grpc")], r()).is_err());
     for v in [
         "SANDBOX_DOCKERCLOUD_GUARD_URL",
