@@ -8,6 +8,8 @@
 //     path>, the only host the VM may reach; the vendor's egress proxy adds
 //     the run's guard credential outside the VM. Trust comes from the OS
 //     bundle (NODE_EXTRA_CA_CERTS), which holds the egress proxy's CA.
+//     On Docker Cloud the guest holds its own guard credential,
+//     $HOST_API_TOKEN (it reaches only this run's broker), sent as a bearer.
 //   - openshell: a relay in the sandbox listens on $HOST_API_SOCKET, and the
 //     daemon dials into it through the gateway; the sandbox has no way out.
 //
@@ -48,6 +50,9 @@ function call(method, path, body) {
         headers['content-type'] = 'application/json';
       }
       headers['content-length'] = String(payload.length);
+    }
+    if (to.url && process.env.HOST_API_TOKEN) {
+      headers.authorization = 'Bearer ' + process.env.HOST_API_TOKEN;
     }
     if (!path.startsWith('/')) {
       reject(new TypeError('host.call: the path must start with /'));

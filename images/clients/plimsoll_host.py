@@ -3,10 +3,11 @@
 In a run that carries a grant, every call goes to the run's broker, which
 holds the credential and allows only the grant's routes. The guest never sees
 the credential. Two ways there: on docker, a Unix socket the daemon mounts at
-$HOST_API_SOCKET; in a VM that runs elsewhere (e2b), $HOST_API_URL,
-https://<guard host><guard path>, the only host the VM may reach (the
-vendor's egress proxy adds the run's guard credential outside the VM; the
-OS trust bundle holds that proxy's CA).
+$HOST_API_SOCKET; in a VM that runs elsewhere (e2b, Docker Cloud),
+$HOST_API_URL, https://<guard host><guard path>, the only host the VM may
+reach (on e2b the vendor's egress proxy adds the run's guard credential
+outside the VM; on Docker Cloud the guest holds its own, $HOST_API_TOKEN,
+which reaches only this run's broker; the OS trust bundle holds the CA).
 
     import plimsoll_host
     a = plimsoll_host.get('/v1/items/1')   # Answer(status, body, content_type); a.json()
@@ -87,6 +88,9 @@ def call(method, path, body=None, timeout=120):
         ctx = ssl.create_default_context(cafile=cafile)
         conn = http.client.HTTPSConnection(u.hostname, u.port or 443, timeout=timeout, context=ctx)
         path = u.path.rstrip("/") + path
+        token = os.environ.get("HOST_API_TOKEN")
+        if token:
+            headers["authorization"] = "Bearer " + token
     try:
         conn.request(method.upper(), path, body=payload, headers=headers)
         r = conn.getresponse()

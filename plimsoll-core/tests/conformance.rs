@@ -529,18 +529,34 @@ async fn e2b_conforms() {
 async fn dockercloud_conforms_over(api: plimsoll_core::provider::dockercloud::Api) {
     use plimsoll_core::config::Config;
     use plimsoll_core::provider::Chosen;
-    use plimsoll_core::provider::dockercloud::{Api, DockerCloudSettings};
+    use plimsoll_core::provider::dockercloud::{Api, DockerCloudSettings, GuardUrl};
     use plimsoll_core::secret::Secret;
 
-    let standin = Arc::new(support::DockerCloudStandIn::start(Default::default()).await);
-    // No grant path on dockercloud yet: the granted case must be refused
-    // per run.
-    let grants_seen = Arc::default();
-    let api_url = match api {
-        Api::Rest => &standin.api,
-        Api::Connect => &standin.connect,
+    // Over Connect, grants go through the guard (served here on loopback;
+    // the stand-in's egress proxy forwards the guard's host to it). REST
+    // has no grant path: there the granted case must be refused per run.
+    const GUARD_HOST: &str = "guard.plimsoll.test";
+    let guard_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstreams = match api {
+        Api::Rest => Default::default(),
+        Api::Connect => std::collections::HashMap::from([(
+            GUARD_HOST.to_owned(),
+            guard_listener.local_addr().unwrap(),
+        )]),
+    };
+    let standin =
+        Arc::new(support::DockerCloudStandIn::start_with(Default::default(), upstreams).await);
+    let (grants, grants_seen, guard, api_url) = match api {
+        Api::Rest => (Arc::default(), Arc::default(), None, &standin.api),
+        Api::Connect => {
+            let (grants, seen) = granted_api().await;
+            let url = format!("https://{GUARD_HOST}/v1/dockercloud/guard");
+            let guard = GuardUrl::parse("SANDBOX_DOCKERCLOUD_GUARD_URL", &url).unwrap();
+            (grants, seen, Some(guard), &standin.connect)
+        }
     };
     let config = Config {
+        grants,
         provider: Chosen::new(DockerCloudSettings {
             api,
             token: Some(Arc::new(Secret::new(standin.pat.clone()))),
@@ -548,6 +564,8 @@ async fn dockercloud_conforms_over(api: plimsoll_core::provider::dockercloud::Ap
             auth_url: url::Url::parse(&standin.auth).unwrap(),
             api_url: url::Url::parse(api_url).unwrap(),
             image: support::DOCKERCLOUD_IMAGE.into(),
+            guard,
+            policy_url: url::Url::parse(&standin.policy).unwrap(),
             ..DockerCloudSettings::default()
         }),
         instance: format!(
@@ -560,6 +578,9 @@ async fn dockercloud_conforms_over(api: plimsoll_core::provider::dockercloud::Ap
     let engine = Engine::start(&config)
         .await
         .unwrap_or_else(|e| panic!("dockercloud ({}) against the stand-in: {e}", api.as_str()));
+    if let Some(g) = engine.guard() {
+        support::serve_guard(guard_listener, g);
+    }
     let left = standin.clone();
     conform(Subject {
         name: format!("dockercloud over {} (stand-in)", api.as_str()),

@@ -19,6 +19,11 @@
 //!   network-policy read, the account allow-all and a sandbox's allow rule
 //!   each refuse startup; the reconcile finds this instance's leftover by
 //!   its name and leaves another instance's young one (by its expiry);
+//! - grants over Connect: a granted snippet and a project step reach their
+//!   broker through the guard (the guard rule set through the policy API
+//!   and read back; the guest's own guard credential), a refused route is
+//!   the broker's 403, nothing else is reachable, each run's credential
+//!   ends with it; a rule that does not read back runs nothing;
 //! - after each, no sandbox and no container is left.
 //!
 //! Docker unreachable fails these tests: they never skip.
@@ -553,5 +558,179 @@ async fn over_connect_the_same_walls_hold_and_the_reconcile_reads_names_and_expi
     assert_eq!(left, vec![young.clone()], "orphan {orphan}");
     s.standin.delete(&young).await;
     none_left(&s, "the reconcile over Connect").await;
+    s.stop().await;
+}
+
+/// The guard's hostname the stand-in's egress proxy forwards to the guard.
+const GUARD_HOST: &str = "guard.plimsoll.test";
+/// The credential the `items` profile holds outside the sandbox.
+const API_TOKEN: &str = "dockercloud-items-credential-0123456789";
+
+/// A granted engine over Connect with everything in front of it: a real
+/// API behind the broker, the guard served on loopback, the stand-in's
+/// egress proxy forwarding `GUARD_HOST` to it.
+async fn granted_rig(
+    faults: Faults,
+) -> (
+    Engine,
+    DockerCloudStandIn,
+    Arc<std::sync::Mutex<Vec<support::Seen>>>,
+) {
+    use plimsoll_core::grant::{Grants, profile};
+    use plimsoll_core::provider::dockercloud::GuardUrl;
+    let (base, seen) = support::api().await;
+    let text = format!(
+        r#"{{"profiles":{{"items":{{"base_url":"{base}","allow":["GET /v1/items/*"],"allowed_callers":["alice"],"token":{{"type":"static","env":"ITEMS_TOKEN"}}}}}}}}"#
+    );
+    let get = |k: &str| (k == "ITEMS_TOKEN").then(|| API_TOKEN.to_owned());
+    let grants = Grants::from_profiles(profile::parse(text.as_bytes(), &get).unwrap());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let s = DockerCloudStandIn::start_with(
+        faults,
+        std::collections::HashMap::from([(GUARD_HOST.to_owned(), listener.local_addr().unwrap())]),
+    )
+    .await;
+    let settings = DockerCloudSettings {
+        guard: Some(
+            GuardUrl::parse(
+                "SANDBOX_DOCKERCLOUD_GUARD_URL",
+                &format!("https://{GUARD_HOST}/v1/dockercloud/guard"),
+            )
+            .unwrap(),
+        ),
+        policy_url: url::Url::parse(&s.policy).unwrap(),
+        ..connect_settings(&s)
+    };
+    let config = Config {
+        provider: Chosen::new(settings),
+        instance: instance(),
+        grants: Arc::new(grants),
+        ..Config::default()
+    };
+    let engine = Engine::start(&config).await.unwrap();
+    let d = engine.describe();
+    assert!(
+        d.supports_javascript_grants && d.supports_project_grants,
+        "{d:?}"
+    );
+    support::serve_guard(listener, engine.guard().expect("a guard"));
+    (engine, s, seen)
+}
+
+async fn run_as_alice(e: &Engine, payload: Payload) -> Result<Output, plimsoll_core::Error> {
+    let mut request = Request::new(payload);
+    request.envelope.timeout_ms = 60_000;
+    let alice = plimsoll_core::engine::Caller {
+        principal: "alice".into(),
+    };
+    Ok(e.run(&alice, request, CancellationToken::new())
+        .await?
+        .output
+        .expect("an output"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_connect_a_granted_run_reaches_its_broker_through_the_guard_and_nothing_else() {
+    let (engine, s, seen) = granted_rig(Faults::default()).await;
+    let snippet = r#"
+(async () => {
+  const a = await host.get('/v1/items/1');
+  console.log('ALLOWED', a.status, a.json().target);
+  console.log('REFUSED', (await host.get('/v1/other')).status);
+  const net = require('net');
+  const tryConnect = (port, to) => new Promise((done) => {
+    const c = net.connect({ port, host: to, timeout: 2000 });
+    c.on('connect', () => { console.log('ESCAPED', to, port); c.destroy(); done(); });
+    c.on('timeout', () => { c.destroy(); done(); });
+    c.on('error', () => done());
+  });
+  await Promise.all([tryConnect(443, '1.1.1.1'), tryConnect(80, 'guard.plimsoll.test')]);
+  console.log('PROBED');
+})().catch((e) => { console.log('ERROR', e && e.message); process.exit(3); });
+"#;
+    let out = run_as_alice(
+        &engine,
+        Payload::JavaScript(JavaScriptRun {
+            code: snippet.into(),
+            grant_profile: "items".into(),
+        }),
+    )
+    .await
+    .unwrap();
+    let Output::JavaScript(j) = out else {
+        panic!("not a snippet result")
+    };
+    assert_eq!(
+        String::from_utf8_lossy(&j.stdout),
+        "ALLOWED 200 /v1/items/1\nREFUSED 403\nPROBED\n",
+        "stderr: {}",
+        String::from_utf8_lossy(&j.stderr)
+    );
+    // A project step's Python client reaches it too.
+    let out = run_as_alice(
+        &engine,
+        Payload::Project(ProjectRun {
+            steps: vec![
+                "python3 -c \"import plimsoll_host; print(plimsoll_host.get('/v1/items/2').status)\""
+                    .into(),
+            ],
+            grant_profile: "items".into(),
+            ..ProjectRun::default()
+        }),
+    )
+    .await
+    .unwrap();
+    let Output::Project(p) = out else {
+        panic!("not a project result")
+    };
+    assert_eq!(
+        String::from_utf8_lossy(&p.steps[0].stdout),
+        "200\n",
+        "{p:?}"
+    );
+    let got: Vec<(String, String)> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|x| (x.target.clone(), x.auth.clone()))
+        .collect();
+    let bearer = format!("Bearer {API_TOKEN}");
+    assert_eq!(
+        got,
+        [
+            ("/v1/items/1".to_owned(), bearer.clone()),
+            ("/v1/items/2".to_owned(), bearer)
+        ]
+    );
+    // Each run's guard credential ended with it.
+    assert_eq!(engine.guard().unwrap().runs(), 0);
+    none_left(&s, "granted runs over Connect").await;
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_connect_a_guard_rule_that_does_not_read_back_runs_nothing() {
+    let (engine, s, seen) = granted_rig(Faults {
+        policy_ignores_rule: true,
+        ..Faults::default()
+    })
+    .await;
+    let e = run_as_alice(
+        &engine,
+        Payload::JavaScript(JavaScriptRun {
+            code: "host.get('/v1/items/1').then((a) => console.log(a.status))".into(),
+            grant_profile: "items".into(),
+        }),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("only the guard rule guard.plimsoll.test:443 allowed"),
+        "{e}"
+    );
+    assert!(seen.lock().unwrap().is_empty());
+    assert_eq!(engine.guard().unwrap().runs(), 0);
+    none_left(&s, "a refused guard rule").await;
     s.stop().await;
 }

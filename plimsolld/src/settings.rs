@@ -21,7 +21,7 @@ pub const DAEMON_VARIABLES: &[Var] = &[
     Var {
         name: "PLIMSOLL_GUARD_ADDR",
         default: "unset",
-        help: "the egress guard listener (host:port): serves only the guard path to granted VMs that run elsewhere (e2b with E2B_GUARD_URL, which requires it; refused otherwise); put the operator's public TLS endpoint for E2B_GUARD_URL in front of it",
+        help: "the egress guard listener (host:port): serves only the guard path to granted VMs that run elsewhere (e2b with E2B_GUARD_URL, dockercloud with SANDBOX_DOCKERCLOUD_GUARD_URL, which require it; refused otherwise); put the operator's public TLS endpoint for that URL in front of it",
     },
     Var {
         name: "PLIMSOLL_LOG_FORMAT",
@@ -150,7 +150,7 @@ fn guard_addr(
                 VAR,
                 format!(
                     "the {provider} provider as configured uses no egress guard (e2b with \
-                     E2B_GUARD_URL does); unset it"
+                     E2B_GUARD_URL and dockercloud with SANDBOX_DOCKERCLOUD_GUARD_URL do); unset it"
                 ),
             ));
         }

@@ -10,8 +10,9 @@
 //! DOCKER_SBX_USERNAME=… DOCKER_SBX_TOKEN=… plimsoll-standin dockercloud
 //!     [--auth ADDR] [--api ADDR] [--endpoint ADDR] [--image REF=LOCALIMAGE]…
 //!     [--resources CPUS/MIB]… [--token-ttl SECONDS] [--runtime RUNTIME]
+//!     [--upstream HOST=IP:PORT]…
 //!     [--fault account-allow-all|policy-allows|deny-policy-read|allow-egress
-//!     |throttle-reads]…
+//!     |throttle-reads|policy-ignores-rule]…
 //! plimsoll-standin openshell [--listen ADDR] (--certs-dir DIR
 //!     | --cert FILE --key FILE --client-ca FILE [--ca FILE])
 //!     [--image REF=LOCALIMAGE]… [--runtime RUNTIME]
@@ -28,8 +29,8 @@ use plimsoll_standins::e2b::{self, Faults, Settings, Template};
 
 const USAGE_DOCKERCLOUD: &str = "usage: DOCKER_SBX_USERNAME=<id> DOCKER_SBX_TOKEN=<pat> \
 plimsoll-standin dockercloud [--auth ADDR] [--api ADDR] [--endpoint ADDR] [--image REF=LOCALIMAGE]... \
-[--resources CPUS/MIB]... [--token-ttl SECONDS] [--runtime RUNTIME] \
-[--fault account-allow-all|policy-allows|deny-policy-read|allow-egress|throttle-reads]...";
+[--resources CPUS/MIB]... [--token-ttl SECONDS] [--runtime RUNTIME] [--upstream HOST=IP:PORT]... \
+[--fault account-allow-all|policy-allows|deny-policy-read|allow-egress|throttle-reads|policy-ignores-rule]...";
 
 const USAGE: &str = "usage: E2B_API_KEY=e2b_<hex> plimsoll-standin e2b [--api ADDR] [--envd ADDR] \
 [--template NAME=IMAGE[,cpu=N][,memory=MB][,disk=MB]]... [--runtime RUNTIME] [--domain DOMAIN] \
@@ -92,19 +93,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--runtime" => runtime = Some(value()?),
             "--domain" => domain = value()?,
             "--upstream" => {
-                let v = value()?;
-                let (host, addr) = v
-                    .split_once('=')
-                    .ok_or_else(|| format!("--upstream {v:?}: expected HOST=IP:PORT"))?;
-                let addr: std::net::SocketAddr = addr
-                    .parse()
-                    .map_err(|_| format!("--upstream {v:?}: {addr:?} is not IP:PORT"))?;
-                if !addr.ip().is_loopback() {
-                    return Err(format!(
-                        "--upstream {v:?}: the upstream is spoken to in plain HTTP, so only a loopback address"
-                    ));
-                }
-                upstreams.insert(host.to_ascii_lowercase(), addr);
+                let (host, addr) = upstream(&value()?)?;
+                upstreams.insert(host, addr);
             }
             "--fault" => match value()?.as_str() {
                 "omit-envd-token" => faults.omit_envd_token = true,
@@ -165,6 +155,7 @@ fn parse_dockercloud(mut args: impl Iterator<Item = String>) -> Result<DockerClo
         "127.0.0.1:0".to_owned(),
     ];
     let mut images = HashMap::new();
+    let mut upstreams = HashMap::new();
     let mut extra_resources = Vec::new();
     let (mut runtime, mut ttl, mut faults) = (None, 900u64, dockercloud::Faults::default());
     while let Some(flag) = args.next() {
@@ -201,7 +192,12 @@ fn parse_dockercloud(mut args: impl Iterator<Item = String>) -> Result<DockerClo
                     .ok_or_else(|| format!("--token-ttl {v:?}: expected whole seconds"))?;
             }
             "--runtime" => runtime = Some(value()?),
+            "--upstream" => {
+                let (host, addr) = upstream(&value()?)?;
+                upstreams.insert(host, addr);
+            }
             "--fault" => match value()?.as_str() {
+                "policy-ignores-rule" => faults.policy_ignores_rule = true,
                 "account-allow-all" => faults.account_allow_all = true,
                 "policy-allows" => faults.policy_allows = true,
                 "deny-policy-read" => faults.deny_policy_read = true,
@@ -227,12 +223,30 @@ fn parse_dockercloud(mut args: impl Iterator<Item = String>) -> Result<DockerClo
             extra_resources,
             runtime,
             access_token_ttl: std::time::Duration::from_secs(ttl),
+            upstreams,
             faults,
         },
         auth,
         api,
         endpoint,
     })
+}
+
+/// `--upstream HOST=IP:PORT`: where the egress proxy sends what a sandbox
+/// sends to HOST (plain HTTP, so a loopback address only).
+fn upstream(v: &str) -> Result<(String, std::net::SocketAddr), String> {
+    let (host, addr) = v
+        .split_once('=')
+        .ok_or_else(|| format!("--upstream {v:?}: expected HOST=IP:PORT"))?;
+    let addr: std::net::SocketAddr = addr
+        .parse()
+        .map_err(|_| format!("--upstream {v:?}: {addr:?} is not IP:PORT"))?;
+    if !addr.ip().is_loopback() {
+        return Err(format!(
+            "--upstream {v:?}: the upstream is spoken to in plain HTTP, so only a loopback address"
+        ));
+    }
+    Ok((host.to_ascii_lowercase(), addr))
 }
 
 async fn bind(addr: String) -> Result<tokio::net::TcpListener, String> {
@@ -279,6 +293,7 @@ async fn main_dockercloud(args: impl Iterator<Item = String>) -> ExitCode {
             "auth": url(&auth),
             "api": format!("{}/sandboxes", url(&api)),
             "connect": format!("{}/sbx", url(&api)),
+            "policy": format!("{}/v1", url(&api)),
             "endpoint": url(&endpoint),
         })
     );

@@ -57,6 +57,7 @@ async fn start(faults: Faults, token_ttl: Duration) -> Harness {
         extra_resources: vec![(1, 256)],
         runtime: std::env::var("STANDIN_RUNTIME").ok(),
         access_token_ttl: token_ttl,
+        upstreams: Default::default(),
         faults,
     };
     let standin = StandIn::new(settings).expect("docker is required");

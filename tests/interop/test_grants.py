@@ -3,7 +3,12 @@ a granted snippet calls a stdlib HTTP API on loopback through the `host`
 global; the API receives a JWT, verified here with PyJWT (a library
 independent of the daemon's); the snippet never sees it. And on e2b, against
 the E2B stand-in binary: the granted VM reaches its broker through the
-stand-in's egress proxy and plimsolld's guard listener."""
+stand-in's egress proxy and plimsolld's guard listener. On openshell, against
+the OpenShell gateway stand-in: a relay in the sandbox that plimsolld dials
+into through the gateway's ForwardTcp; the sandbox has no way out. And on
+dockercloud over Docker's Connect contract, against the Docker Cloud stand-in
+binary: the guard rule set through the policy API and read back, the guest
+holding its own guard credential."""
 
 import http.server
 import json
@@ -227,3 +232,76 @@ def test_openshell_granted_snippet_and_project_reach_the_api_through_the_relay(
     assert r.stdout == b"undefined\n"
     assert d.stop() == 0
     assert api_token not in d.log()
+
+
+def test_dockercloud_granted_snippet_reaches_the_api_through_the_guard(start_daemon, clients_file, api, tmp_path):
+    """Over Docker's Connect contract: the guard rule set through the policy
+    API and read back, the guest's own guard credential, the stand-in's
+    egress proxy forwarding the guard's host to plimsolld's guard listener."""
+    base, seen = api
+    api_token = "items-static-" + secrets.token_hex(16)
+    grants = tmp_path / "grants.json"
+    grants.write_text(json.dumps({"profiles": {"items": {
+        "base_url": base,
+        "allow": ["GET /v1/items/*"],
+        "allowed_callers": ["alice"],
+        "token": {"type": "static", "env": "ITEMS_TOKEN"},
+    }}}))
+    guard_port = _free_port()
+    user, pat = "plimsoll-ci", "dckr_pat_" + secrets.token_hex(16)
+    image = "registry.example/plimsoll/project@sha256:" + "ab" * 32
+    standin = subprocess.Popen(
+        [str(STANDIN), "dockercloud", "--auth", "127.0.0.1:0", "--api", "127.0.0.1:0",
+         "--endpoint", "127.0.0.1:0", "--image", f"{image}=plimsoll/dockercloud:latest",
+         "--upstream", f"{GUARD_HOST}=127.0.0.1:{guard_port}"],
+        stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "DOCKER_SBX_USERNAME": user, "DOCKER_SBX_TOKEN": pat},
+    )
+    try:
+        addrs = json.loads(standin.stdout.readline())
+        d = start_daemon(
+            SANDBOX_PROVIDER="dockercloud", DOCKER_SBX_USERNAME=user, DOCKER_SBX_TOKEN=pat,
+            SANDBOX_DOCKERCLOUD_AUTH_URL=addrs["auth"] + "/v2/auth/token",
+            SANDBOX_DOCKERCLOUD_API="connect", SANDBOX_DOCKERCLOUD_API_URL=addrs["connect"],
+            SANDBOX_DOCKERCLOUD_POLICY_URL=addrs["policy"], SANDBOX_DOCKERCLOUD_IMAGE=image,
+            SANDBOX_DOCKERCLOUD_GUARD_URL=f"https://{GUARD_HOST}/v1/dockercloud/guard",
+            PLIMSOLL_GUARD_ADDR=f"127.0.0.1:{guard_port}",
+            PLIMSOLL_CLIENTS_FILE=clients_file, PLIMSOLL_GRANTS_FILE=str(grants), ITEMS_TOKEN=api_token,
+        )
+        c = plimsoll_client.Client(d.url, token=TOKEN_ALICE)
+        info = c.describe()
+        assert (info.provider, info.isolation) == ("dockercloud", "vm")
+        assert info.supports_javascript_grants and info.supports_project_grants
+        code = """
+(async () => {
+  const a = await host.get('/v1/items/7');
+  console.log(a.status, a.json().target);
+  console.log((await host.get('/v1/admin')).status);
+  console.log(Object.values(process.env).filter((v) => v.includes('items-static')).length);
+})();
+"""
+        r = c.run_javascript(code, grant_profile="items", minimum_isolation="vm")
+        out, err = r.stdout.decode(), r.stderr.decode()
+        assert r.exit_code == 0, out + err
+        assert r.isolation == "vm" and r.record is not None
+        assert out.splitlines() == ["200 /v1/items/7", "403", "0"], out + err
+        p = c.run_project(
+            {"call.js": "require('/usr/local/lib/plimsoll/host.js').get('/v1/items/p')"
+                        ".then((a) => console.log(a.status))"},
+            ["node call.js"], grant_profile="items", minimum_isolation="vm",
+        )
+        assert p.outcome == "completed", p.detail
+        assert p.steps[0].stdout == b"200\n"
+        assert [(m, pth, a) for m, pth, a, _ in seen] == [
+            ("GET", "/v1/items/7", "Bearer " + api_token), ("GET", "/v1/items/p", "Bearer " + api_token)]
+        # An ended run's credential, or none, gets nothing from the guard.
+        guard = f"http://127.0.0.1:{guard_port}"
+        assert _status(guard + "/v1/dockercloud/guard/v1/items/7") == 401
+        assert _status(guard + "/v1/dockercloud/guard/v1/items/7", auth="Bearer crg_" + "0" * 64) == 401
+        assert len(seen) == 2
+        assert d.stop() == 0
+        log = d.log()
+        assert pat not in log and api_token not in log and "crg_" not in log
+    finally:
+        standin.terminate()
+        assert standin.wait(60) == 0

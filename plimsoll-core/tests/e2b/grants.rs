@@ -126,25 +126,6 @@ async fn watch(
     (format!("http://{addr}"), seen)
 }
 
-/// Serves the guard (once the engine has made it) on `listener`.
-fn serve_guard(listener: tokio::net::TcpListener, guard: Arc<Guard>) {
-    tokio::spawn(async move {
-        loop {
-            let (s, _) = listener.accept().await.unwrap();
-            let guard = guard.clone();
-            let svc = hyper::service::service_fn(move |req| {
-                let guard = guard.clone();
-                async move { Ok::<_, std::convert::Infallible>(guard.handle(req).await) }
-            });
-            tokio::spawn(async move {
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(s), svc)
-                    .await;
-            });
-        }
-    });
-}
-
 /// A granted e2b engine with everything in front of it.
 struct Rig {
     engine: Engine,
@@ -167,7 +148,8 @@ async fn rig() -> Rig {
     let (watched, seen) = watch(standin.api.clone(), slot.clone()).await;
     let mut e2b = settings(&standin, &standin.key);
     e2b.api_url = url::Url::parse(&watched).unwrap();
-    e2b.guard = Some(GuardUrl::parse(&format!("https://{HOST}/v1/e2b/guard")).unwrap());
+    e2b.guard =
+        Some(GuardUrl::parse("E2B_GUARD_URL", &format!("https://{HOST}/v1/e2b/guard")).unwrap());
     let config = Config {
         provider: Chosen::new(e2b),
         instance: instance(),
@@ -182,7 +164,7 @@ async fn rig() -> Rig {
     );
     let guard = engine.guard().expect("a guard");
     let _ = slot.set(guard.clone());
-    serve_guard(guard_listener, guard);
+    super::support::serve_guard(guard_listener, guard);
     Rig {
         engine,
         standin,

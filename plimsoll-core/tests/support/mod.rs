@@ -258,6 +258,8 @@ pub struct DockerCloudStandIn {
     pub api: String,
     /// The Connect contract's management URL, `http://127.0.0.1:<port>/sbx`.
     pub connect: String,
+    /// The undocumented policy API, `http://127.0.0.1:<port>/v1`.
+    pub policy: String,
     /// The Docker ID it accepts.
     pub username: String,
     /// The one personal access token it accepts.
@@ -273,6 +275,16 @@ impl DockerCloudStandIn {
     /// Starts one whose image table maps [`DOCKERCLOUD_IMAGE`] to
     /// [`DOCKERCLOUD_LOCAL_IMAGE`] under docker's default runtime, with `faults`.
     pub async fn start(faults: plimsoll_standins::dockercloud::Faults) -> DockerCloudStandIn {
+        Self::start_with(faults, Default::default()).await
+    }
+
+    /// Starts one whose policy API may let a sandbox out to `upstreams`'
+    /// hostnames (port 443), forwarded by its egress proxy to their loopback
+    /// addresses (as `--upstream HOST=ADDR`).
+    pub async fn start_with(
+        faults: plimsoll_standins::dockercloud::Faults,
+        upstreams: std::collections::HashMap<String, std::net::SocketAddr>,
+    ) -> DockerCloudStandIn {
         use plimsoll_standins::dockercloud::{self, Settings, StandIn};
         let pat = format!("dckr_pat_{}", hex::encode(rand::random::<[u8; 16]>()));
         let username = "plimsoll-test".to_owned();
@@ -286,6 +298,7 @@ impl DockerCloudStandIn {
             extra_resources: Vec::new(),
             runtime: None,
             access_token_ttl: std::time::Duration::from_secs(900),
+            upstreams,
             faults,
         })
         .unwrap();
@@ -295,10 +308,12 @@ impl DockerCloudStandIn {
             bind().await.unwrap(),
             bind().await.unwrap(),
         );
-        let (auth_url, api_url, connect_url) = (
+        let a = api.local_addr().unwrap();
+        let (auth_url, api_url, connect_url, policy_url) = (
             format!("http://{}/v2/auth/token", auth.local_addr().unwrap()),
-            format!("http://{}/sandboxes", api.local_addr().unwrap()),
-            format!("http://{}/sbx", api.local_addr().unwrap()),
+            format!("http://{a}/sandboxes"),
+            format!("http://{a}/sbx"),
+            format!("http://{a}/v1"),
         );
         let (tx, rx) = tokio::sync::oneshot::channel();
         let served = tokio::spawn(dockercloud::serve(
@@ -314,6 +329,7 @@ impl DockerCloudStandIn {
             auth: auth_url,
             api: api_url,
             connect: connect_url,
+            policy: policy_url,
             username,
             pat,
             standin,
@@ -455,4 +471,26 @@ impl OpenShellStandIn {
             s.await.unwrap().unwrap();
         }
     }
+}
+
+/// Serves the guard (once the engine has made it) on `listener`.
+pub fn serve_guard(
+    listener: tokio::net::TcpListener,
+    guard: Arc<plimsoll_core::grant::guard::Guard>,
+) {
+    tokio::spawn(async move {
+        loop {
+            let (s, _) = listener.accept().await.unwrap();
+            let guard = guard.clone();
+            let svc = hyper::service::service_fn(move |req| {
+                let guard = guard.clone();
+                async move { Ok::<_, std::convert::Infallible>(guard.handle(req).await) }
+            });
+            tokio::spawn(async move {
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(s), svc)
+                    .await;
+            });
+        }
+    });
 }

@@ -51,9 +51,19 @@ pub fn router(standin: Arc<StandIn>) -> Router {
             standin.clone(),
             management,
         ));
+    let policy = Router::new()
+        .route(
+            "/v1/sandboxes/{sandbox}/network-policy",
+            axum::routing::put(super::policy::put),
+        )
+        .layer(axum::middleware::from_fn_with_state(
+            standin.clone(),
+            management,
+        ));
     Router::new()
         .nest("/sandboxes", v1)
         .nest("/sbx", super::sbx::management())
+        .merge(policy)
         .fallback(unserved)
         .with_state(standin)
 }
@@ -384,18 +394,22 @@ async fn credentials(Shared(s): App, Path(uid): Path<String>, body: Bytes) -> Re
     r
 }
 
-/// The policy body the stand-in reports (and, faults aside, enforces).
-fn policy(s: &StandIn, sandbox: bool) -> Value {
+/// The policy body the stand-in reports (and, faults aside, enforces);
+/// `sandbox`: that sandbox's, else the account's.
+fn policy(s: &StandIn, sandbox: Option<&Sandbox>) -> Value {
     let f = s.settings.faults;
     let mode = if f.account_allow_all {
         "allowAll"
     } else {
         "denyAll"
     };
-    let allow = if sandbox && f.policy_allows {
-        json!([{"network": "0.0.0.0/0", "layer": "l4"}])
-    } else {
-        json!([])
+    let allow: Vec<Value> = match sandbox {
+        Some(_) if f.policy_allows => vec![json!({"network": "0.0.0.0/0", "layer": "l4"})],
+        Some(b) => lock(&b.allow)
+            .iter()
+            .map(|n| json!({"network": n, "layer": "l4"}))
+            .collect(),
+        None => Vec::new(),
     };
     json!({
         "effective": {"mode": mode, "allowNetworks": allow, "denyNetworks": []},
@@ -423,15 +437,15 @@ async fn sandbox_policy(Shared(s): App, Path(uid): Path<String>) -> Response {
     if let Some(r) = policy_denied(&s) {
         return r;
     }
-    if s.get(&uid).is_none() {
+    let Some(b) = s.get(&uid) else {
         return sandbox_not_found(&uid);
-    }
-    axum::Json(policy(&s, true)).into_response()
+    };
+    axum::Json(policy(&s, Some(&b))).into_response()
 }
 
 async fn account_policy(Shared(s): App) -> Response {
     if let Some(r) = policy_denied(&s) {
         return r;
     }
-    axum::Json(policy(&s, false)).into_response()
+    axum::Json(policy(&s, None)).into_response()
 }

@@ -397,6 +397,8 @@ pub fn launch(
             machine: None,
             failure: None,
         }),
+        allow: Mutex::default(),
+        egress_addr: Mutex::default(),
     });
     lock(&s.sandboxes).insert(uid.clone(), sandbox.clone());
     let spec = MachineSpec {
@@ -409,6 +411,16 @@ pub fn launch(
             .collect(),
         runtime: s.settings.runtime.clone(),
         network: s.egress_open(),
+        guarded: s.egress.get().map(|e| crate::e2b::vm::Guarded {
+            network: e.network.clone(),
+            extra_hosts: s
+                .settings
+                .upstreams
+                .keys()
+                .map(|h| format!("{h}:{}", e.gateway))
+                .collect(),
+            bundle: e.bundle.display().to_string(),
+        }),
         memory_mib: c.memory_mib,
         cpus: c.cpus,
         labels: HashMap::from([

@@ -72,6 +72,7 @@ pub mod create;
 pub mod endpoint;
 pub mod errors;
 pub mod files;
+pub mod policy;
 pub mod sbx;
 pub mod vm;
 
@@ -105,6 +106,9 @@ pub struct Faults {
     /// Every second management GET answers 429 `resourceExhausted` with
     /// `Retry-After: 1` and a `RetryInfo` detail, as Docker throttles reads.
     pub throttle_reads: bool,
+    /// The policy API answers a rule's write with 200 but applies nothing
+    /// (the read-back lacks the rule).
+    pub policy_ignores_rule: bool,
 }
 
 /// How the stand-in is set up.
@@ -123,6 +127,10 @@ pub struct Settings {
     pub runtime: Option<String>,
     /// How long a minted access token lives (900 s, as observed).
     pub access_token_ttl: Duration,
+    /// Hostname → the loopback address the egress proxy forwards a
+    /// sandbox's HTTPS to that host (plain HTTP): the hosts a policy rule
+    /// may let a sandbox reach. Empty: no egress proxy, no rule accepted.
+    pub upstreams: HashMap<String, std::net::SocketAddr>,
     /// Faults to inject.
     pub faults: Faults,
 }
@@ -136,6 +144,7 @@ impl std::fmt::Debug for Settings {
             .field("extra_resources", &self.extra_resources)
             .field("runtime", &self.runtime)
             .field("access_token_ttl", &self.access_token_ttl)
+            .field("upstreams", &self.upstreams)
             .field("faults", &self.faults)
             .finish()
     }
@@ -219,6 +228,10 @@ pub struct Sandbox {
     pub initial_timeout: Duration,
     /// Status, etag, expiry and container.
     pub life: Mutex<Life>,
+    /// The networks its policy allows (`host:443`), set through the policy API.
+    pub allow: Mutex<Vec<String>>,
+    /// Its address on the egress network while a rule admits it there.
+    pub egress_addr: Mutex<Option<std::net::IpAddr>>,
 }
 
 /// An endpoint credential the stand-in minted.
@@ -257,6 +270,8 @@ pub struct StandIn {
     pub reads: std::sync::atomic::AtomicU64,
     /// The Connect contract's operations by id.
     pub operations: Mutex<HashMap<String, sbx::Operation>>,
+    /// The egress proxy, once [`serve`] has started it (only with upstreams).
+    pub egress: std::sync::OnceLock<Arc<crate::e2b::egress::Egress>>,
 }
 
 impl std::fmt::Debug for StandIn {
@@ -297,6 +312,7 @@ impl StandIn {
             idempotency: Mutex::default(),
             reads: std::sync::atomic::AtomicU64::new(0),
             operations: Mutex::default(),
+            egress: std::sync::OnceLock::new(),
         }))
     }
 
@@ -323,6 +339,9 @@ impl StandIn {
             return;
         };
         lock(&self.credentials).retain(|_, c| c.sandbox != uid);
+        if let (Some(addr), Some(e)) = (lock(&s.egress_addr).take(), self.egress.get()) {
+            e.forget(addr);
+        }
         let machine = lock(&s.life).machine.take();
         if let Some(m) = machine {
             m.remove().await;
@@ -392,6 +411,16 @@ pub async fn serve(
             .await
             .map_err(std::io::Error::other)?;
     }
+    if !standin.settings.upstreams.is_empty() {
+        let e = crate::e2b::egress::Egress::start(
+            &standin.docker,
+            &standin.run_id,
+            standin.settings.upstreams.clone(),
+        )
+        .await
+        .map_err(std::io::Error::other)?;
+        let _ = standin.egress.set(e);
+    }
     let expiry = tokio::spawn(standin.clone().expire());
     let (tx, rx) = tokio::sync::watch::channel(false);
     let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
@@ -419,5 +448,8 @@ pub async fn serve(
     };
     expiry.abort();
     standin.shutdown().await;
+    if let Some(e) = standin.egress.get() {
+        e.stop().await;
+    }
     served
 }

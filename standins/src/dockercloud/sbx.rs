@@ -565,13 +565,11 @@ async fn effective_policy(Shared(s): App, headers: HeaderMap, body: Bytes) -> Re
     // A sandbox's policy, or the account's (the owner scope), as REST
     // reports them.
     let sandbox = match r.target.and_then(|t| t.target) {
-        Some(sbx::policy_target::Target::Sandbox(target)) => {
-            if let Err(e) = find(&s, Some(&target)) {
-                return e;
-            }
-            true
-        }
-        Some(sbx::policy_target::Target::Owner(_)) => false,
+        Some(sbx::policy_target::Target::Sandbox(target)) => match find(&s, Some(&target)) {
+            Ok(b) => Some(b),
+            Err(e) => return e,
+        },
+        Some(sbx::policy_target::Target::Owner(_)) => None,
         None => return invalid("'target' must name a sandbox or the owner"),
     };
     let f = s.settings.faults;
@@ -580,13 +578,14 @@ async fn effective_policy(Shared(s): App, headers: HeaderMap, body: Bytes) -> Re
     } else {
         sbx::NetworkPolicyMode::DenyAll
     };
-    let allow = if sandbox && f.policy_allows {
-        vec![sbx::AttributedRule {
-            network: "0.0.0.0/0".into(),
-            layer: 0,
-        }]
-    } else {
-        Vec::new()
+    let rule = |n: &str| sbx::AttributedRule {
+        network: n.to_owned(),
+        layer: 0,
+    };
+    let allow = match sandbox {
+        Some(_) if f.policy_allows => vec![rule("0.0.0.0/0")],
+        Some(b) => lock(&b.allow).iter().map(|n| rule(n)).collect(),
+        None => Vec::new(),
     };
     unary_answer(&sbx::EffectiveNetworkPolicy {
         mode: mode as i32,

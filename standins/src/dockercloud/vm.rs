@@ -43,8 +43,13 @@ pub struct MachineSpec {
     pub env: Vec<String>,
     /// The docker runtime (`runsc`), or docker's default.
     pub runtime: Option<String>,
-    /// Outbound network allowed (else the container has no network at all).
+    /// Outbound network allowed (else the container has no network at all,
+    /// or only `guarded`).
     pub network: bool,
+    /// On the egress proxy's internal network (a policy rule admits it to
+    /// the proxy; until then it reaches nothing), its allowed hostnames
+    /// pointing at the proxy, the OS bundle holding the proxy's CA.
+    pub guarded: Option<crate::e2b::vm::Guarded>,
     /// Memory, MiB.
     pub memory_mib: u64,
     /// Whole CPUs.
@@ -104,14 +109,23 @@ impl Machine {
             .map(String::from)
             .to_vec()
         });
-        let network = if spec.network {
-            crate::e2b::vm::NETWORK
-        } else {
-            "none"
+        let network = match (&spec.guarded, spec.network) {
+            (_, true) => crate::e2b::vm::NETWORK.to_owned(),
+            (Some(g), false) => g.network.clone(),
+            (None, false) => "none".to_owned(),
         };
+        let guarded = spec.guarded.as_ref();
         let host = HostConfig {
             runtime: spec.runtime.clone(),
-            network_mode: Some(network.into()),
+            network_mode: Some(network),
+            extra_hosts: guarded.map(|g| g.extra_hosts.clone()),
+            binds: guarded.map(|g| {
+                vec![format!(
+                    "{}:{}:ro",
+                    g.bundle,
+                    crate::e2b::egress::BUNDLE_IN_VM
+                )]
+            }),
             memory: Some(i64::try_from(spec.memory_mib << 20).unwrap_or(i64::MAX)),
             memory_swap: Some(i64::try_from(spec.memory_mib << 20).unwrap_or(i64::MAX)),
             nano_cpus: Some(i64::from(spec.cpus) * 1_000_000_000),
@@ -134,7 +148,7 @@ impl Machine {
             cmd: Some(cmd),
             env: Some(spec.env.clone()),
             labels: Some(spec.labels.clone()),
-            network_disabled: Some(!spec.network),
+            network_disabled: Some(!spec.network && spec.guarded.is_none()),
             host_config: Some(host),
             ..ContainerCreateBody::default()
         };

@@ -300,6 +300,12 @@ impl Contract for Api {
         .await
     }
 
+    async fn allow(&self, _id: &str, _network: &str) -> Result<()> {
+        Err(Error::unsupported(
+            "a guard rule is set only through the Connect contract's policy API",
+        ))
+    }
+
     fn wrong(&self, spec: &Spec<'_>, _lease: &str, s: &Sandbox) -> Vec<String> {
         spec.wrong(s)
     }

@@ -41,6 +41,7 @@ use super::multipart::Downloaded;
 use super::sandbox::NAME_PREFIX;
 use crate::error::{Error, Result};
 use crate::loopback::is_loopback_url;
+use crate::provider::hosted::guard_url::without_guard_credentials;
 use crate::provider::hosted::http::{Answer, Http, excerpt, read_limited};
 
 /// How long one management call may take.
@@ -75,6 +76,8 @@ struct Refused {
 pub(crate) struct Connect {
     http: Http,
     base: Url,
+    /// The undocumented policy API (`SANDBOX_DOCKERCLOUD_POLICY_URL`).
+    policy: Url,
     auth: Arc<Auth>,
 }
 
@@ -218,8 +221,13 @@ fn mode(m: i32) -> &'static str {
 }
 
 impl Connect {
-    pub(crate) fn new(http: Http, base: Url, auth: Arc<Auth>) -> Connect {
-        Connect { http, base, auth }
+    pub(crate) fn new(http: Http, base: Url, policy: Url, auth: Arc<Auth>) -> Connect {
+        Connect {
+            http,
+            base,
+            policy,
+            auth,
+        }
     }
 
     /// One unary call to `procedure` below `base` with the bearer; a 401
@@ -285,7 +293,10 @@ impl Connect {
 
     /// A refusal as an error, naming `permission` when it is one.
     fn fail(&self, what: &str, r: &Refused, permission: Permission) -> Error {
-        let body = excerpt(&r.answer.body, &[self.auth.pat()]);
+        let body = excerpt(
+            &without_guard_credentials(&r.answer.body),
+            &[self.auth.pat()],
+        );
         if r.code == "permission_denied" {
             return Error::infrastructure(format!(
                 "Docker refused {what} ({}: {body}; the token lacks the {} permission)",
@@ -530,6 +541,48 @@ impl Contract for Connect {
         }
     }
 
+    /// `PUT <policy URL>/sandboxes/<id>/network-policy` with the management
+    /// bearer, as the `sbx` CLI sets a sandbox's policy (undocumented; the
+    /// read-back through `GetEffectiveNetworkPolicy` is what is trusted).
+    async fn allow(&self, id: &str, network: &str) -> Result<()> {
+        let what = "setting a Docker Cloud sandbox's guard rule";
+        let body = serde_json::json!({"mode": "deny-all", "allowNetworks": [network]});
+        let mut refreshed = false;
+        loop {
+            let jwt = self.auth.token().await?;
+            let r = Request::builder()
+                .method(Method::PUT)
+                .uri(format!(
+                    "{}/sandboxes/{id}/network-policy",
+                    self.policy.as_str().trim_end_matches('/')
+                ))
+                .header("authorization", format!("Bearer {}", jwt.expose()))
+                .header("content-type", "application/json")
+                .header("accept", "application/json")
+                .header(
+                    "user-agent",
+                    concat!("plimsoll/", env!("CARGO_PKG_VERSION")),
+                )
+                .body(Full::new(Bytes::from(body.to_string())))
+                .map_err(|e| Error::infrastructure(format!("{what}: {e}")))?;
+            let a = self.http.call(what, r, CALL_TIMEOUT, 64 << 10).await?;
+            if a.status == StatusCode::UNAUTHORIZED && !refreshed {
+                self.auth.forget().await;
+                refreshed = true;
+                continue;
+            }
+            if a.status.is_success() {
+                return Ok(());
+            }
+            return Err(crate::provider::hosted::http::vendor_error(
+                "Docker's policy API",
+                what,
+                &a,
+                &[self.auth.pat(), jwt.expose()],
+            ));
+        }
+    }
+
     fn wrong(&self, spec: &Spec<'_>, lease: &str, s: &Sandbox) -> Vec<String> {
         let mut wrong = Vec::new();
         if s.status != "running" {
@@ -562,7 +615,12 @@ impl Contract for Connect {
     /// The endpoint, with the management bearer (Connect's endpoint takes it).
     async fn endpoint(&self, s: &Sandbox) -> Result<Box<dyn SandboxEndpoint>> {
         Ok(Box::new(Endpoint {
-            connect: Connect::new(self.http.clone(), self.base.clone(), self.auth.clone()),
+            connect: Connect::new(
+                self.http.clone(),
+                self.base.clone(),
+                self.policy.clone(),
+                self.auth.clone(),
+            ),
             uri: s.endpoint.trim_end_matches('/').to_owned(),
         }))
     }

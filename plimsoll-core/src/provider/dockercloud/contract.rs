@@ -46,6 +46,10 @@ pub(crate) trait Contract: Send + Sync {
     /// The account's network policy.
     async fn account_policy(&self) -> Result<Policy>;
 
+    /// Sets a sandbox's network policy to deny-all with `network` (a
+    /// `host:443`) its one allowed destination: a granted run's guard rule.
+    async fn allow(&self, id: &str, network: &str) -> Result<()>;
+
     /// Whether the token carries the permissions the provider needs, where
     /// the contract says (REST has no capabilities service: each call's
     /// refusal names what it lacked).

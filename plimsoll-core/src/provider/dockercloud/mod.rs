@@ -16,8 +16,12 @@
 //! run returns. The exec API has no timeout and no output bound, so the
 //! guest bounds itself ([`wrapper`]).
 //!
-//! Not in this build: grants (the egress guard, Connect only), store images
-//! and sessions; all refused at startup or before dispatch.
+//! Grants (Connect only, `SANDBOX_DOCKERCLOUD_GUARD_URL`): a granted run's
+//! sandbox gets one allowed destination, the egress guard's host on 443,
+//! set through Docker's policy API and read back; its guest holds the run's
+//! own guard credential and reaches the broker through plimsolld's guard
+//! ([`run`]). Not in this build: store images and sessions; refused at
+//! startup or before dispatch.
 
 use std::sync::{Arc, OnceLock};
 
@@ -25,6 +29,7 @@ use async_trait::async_trait;
 
 use crate::env::ConfigError;
 use crate::error::{Error, Result};
+use crate::provider::hosted::guard_url::Egress;
 use crate::provider::hosted::http::Http;
 use crate::provider::{Capabilities, Environment, Environments, Provider, RunContext, Setup};
 use crate::request::{JavaScriptRun, ProjectRun};
@@ -45,6 +50,7 @@ mod sandbox;
 mod settings;
 pub mod wrapper;
 
+pub use crate::provider::hosted::guard_url::GuardUrl;
 pub use sandbox::{INSTANCE_LABEL, LEASE_LABEL, LIFETIME_LABEL, NAME_PREFIX};
 pub use settings::{
     Api, DEFAULT_API_URL, DEFAULT_AUTH_URL, DockerCloudSettings, PLUGIN, SIZES, pinned,
@@ -60,6 +66,8 @@ pub(crate) struct Inner {
     /// `plimsoll-<12 hex of the instance's SHA-256>-`.
     prefix: String,
     leases: crate::provider::hosted::lease::Leases,
+    /// The egress guard and its URL, when `SANDBOX_DOCKERCLOUD_GUARD_URL` is set.
+    egress: Option<Egress>,
 }
 
 /// The display-name prefix of `instance`'s sandboxes (Docker allows only
@@ -92,6 +100,11 @@ impl DockerCloud {
                 "must be pinned by its linux/amd64 manifest digest: <name>@sha256:<64 hex>",
             ));
         }
+        let egress = settings
+            .guard
+            .as_ref()
+            .map(|url| Egress::new("SANDBOX_DOCKERCLOUD_GUARD_URL", url, setup))
+            .transpose()?;
         let http = Http::new();
         let auth = Arc::new(auth::Auth::new(
             http.clone(),
@@ -110,6 +123,7 @@ impl DockerCloud {
                     Api::Connect => Box::new(connect::Connect::new(
                         http.clone(),
                         settings.api_url.clone(),
+                        settings.policy_url.clone(),
                         auth.clone(),
                     )),
                 },
@@ -118,6 +132,7 @@ impl DockerCloud {
                 prefix: name_prefix(&setup.instance),
                 instance: setup.instance.clone(),
                 leases: Default::default(),
+                egress,
             }),
             proven: OnceLock::new(),
         })
@@ -139,7 +154,10 @@ impl DockerCloud {
 }
 
 fn no_grants() -> Error {
-    Error::unsupported("the dockercloud provider carries no grants in this build")
+    Error::unsupported(
+        "the dockercloud provider carries grants only with SANDBOX_DOCKERCLOUD_GUARD_URL set \
+         (over the Connect contract)",
+    )
 }
 
 #[async_trait]
@@ -153,11 +171,18 @@ impl Provider for DockerCloud {
     }
 
     fn capabilities(&self) -> Capabilities {
+        let grants = self.inner.egress.is_some();
         Capabilities {
             projects: true,
+            javascript_grants: grants,
+            project_grants: grants,
             orphan_reconcile: true,
             ..Capabilities::default()
         }
+    }
+
+    fn guard(&self) -> Option<Arc<crate::grant::guard::Guard>> {
+        self.inner.egress.as_ref().map(|e| e.guard.clone())
     }
 
     fn environments(&self) -> Environments {
@@ -194,14 +219,14 @@ impl Provider for DockerCloud {
         job: &JavaScriptRun,
         ctx: &RunContext,
     ) -> Result<JavaScriptResult> {
-        if ctx.grant.is_some() {
+        if ctx.grant.is_some() && self.inner.egress.is_none() {
             return Err(no_grants());
         }
         run::snippet(&self.inner, job, ctx).await
     }
 
     async fn run_project(&self, job: &ProjectRun, ctx: &RunContext) -> Result<ProjectResult> {
-        if ctx.grant.is_some() {
+        if ctx.grant.is_some() && self.inner.egress.is_none() {
             return Err(no_grants());
         }
         run::project(&self.inner, job, ctx).await

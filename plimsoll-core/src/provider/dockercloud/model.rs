@@ -150,11 +150,22 @@ impl Policy {
 
     /// `None` when it denies everything and allows nothing; else what is wrong.
     pub(crate) fn closed(&self) -> Option<String> {
+        self.allows_only(None)
+    }
+
+    /// `None` when it denies everything but `rule` (nothing, when `None`);
+    /// else what is wrong.
+    pub(crate) fn allows_only(&self, rule: Option<&str>) -> Option<String> {
         if self.mode != "denyAll" {
             return Some(format!("its mode is {:?}, not denyAll", self.mode));
         }
-        if !self.allow.is_empty() {
-            return Some(format!("it allows {}", self.allow.join(", ")));
+        let want: Vec<&str> = rule.into_iter().collect();
+        if self.allow != want {
+            return Some(if self.allow.is_empty() {
+                "it allows nothing, not the guard rule".to_owned()
+            } else {
+                format!("it allows {}", self.allow.join(", "))
+            });
         }
         None
     }

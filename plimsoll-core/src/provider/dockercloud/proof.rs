@@ -63,7 +63,7 @@ async fn steps(p: &Arc<Inner>) -> Result<()> {
         (format!("{dir}/data/token.txt"), token.as_bytes()),
         (format!("{dir}/data/second.txt"), b"second file".as_slice()),
     ];
-    let (live, written) = fresh(p, BUDGET, &files)
+    let (live, written) = fresh(p, BUDGET, &files, None)
         .await
         .map_err(|e| fail(e.message()))?;
     let id = live.id.clone();
@@ -74,7 +74,7 @@ async fn steps(p: &Arc<Inner>) -> Result<()> {
             "-c".to_owned(),
             "sh .plimsoll-proof/probe.sh".to_owned(),
         ];
-        let ran = guest(&live, &cmd, Instant::now() + Duration::from_secs(30))
+        let ran = guest(&live, &cmd, Instant::now() + Duration::from_secs(30), None)
             .await
             .map_err(|e| fail(e.message()))?;
         if ran.exit_code != 0 {

@@ -16,6 +16,7 @@ use super::multipart::Downloaded;
 use super::sandbox::Live;
 use super::wrapper::{self, Wrapped};
 use crate::error::{Error, ErrorCode, Result};
+use crate::grant::guard::GuardPass;
 use crate::provider::RunContext;
 use crate::provider::hosted::probe::CHECK_ARTIFACTS;
 use crate::request::{JavaScriptRun, ProjectRun};
@@ -27,6 +28,11 @@ pub const GUEST_USER: &str = "61000:61000";
 pub const PROJECT_DIR: &str = "/work";
 /// Where a snippet's code is written.
 const SNIPPET_FILE: &str = "/work/main.js";
+/// Where the image keeps the Node host API client (images/clients/host.js),
+/// preloaded into a granted snippet.
+pub const NODE_CLIENT: &str = "/usr/local/lib/plimsoll/host.js";
+/// The OS trust bundle, which Node is told to trust beside its own.
+pub const OS_CA_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
 /// The longest run: it must fit in one endpoint credential's 300 s.
 pub const MAX_RUN: Duration = Duration::from_secs(270);
 /// The artifacts' total budget.
@@ -54,14 +60,52 @@ pub(crate) struct Ran {
     pub elapsed: Duration,
 }
 
+/// A granted run's way to its broker: its guard pass (the credential ends
+/// when it is dropped), its sandbox's one allowed destination, and what its
+/// guest's commands get in their environment.
+pub(crate) struct Granted {
+    _pass: GuardPass,
+    /// `<guard host>:443`.
+    rule: String,
+    /// `HOST_API_URL`, `HOST_API_TOKEN` (the run's own guard credential,
+    /// which only reaches this run's broker) and `NODE_EXTRA_CA_CERTS`.
+    env: Vec<String>,
+}
+
+/// Admits a granted run to the egress guard (`None`: no grant).
+pub(crate) fn granted(p: &Inner, ctx: &RunContext) -> Result<Option<Granted>> {
+    let (Some(broker), Some(e)) = (&ctx.grant, &p.egress) else {
+        return match ctx.grant {
+            Some(_) => Err(Error::unsupported(
+                "the dockercloud provider carries grants only with SANDBOX_DOCKERCLOUD_GUARD_URL set",
+            )),
+            None => Ok(None),
+        };
+    };
+    let pass = e.guard.admit(broker.clone());
+    let env = vec![
+        format!("HOST_API_URL={}", e.url.base()),
+        format!("HOST_API_TOKEN={}", pass.credential().expose()),
+        format!("NODE_EXTRA_CA_CERTS={OS_CA_BUNDLE}"),
+    ];
+    Ok(Some(Granted {
+        _pass: pass,
+        rule: format!("{}:443", e.url.host),
+        env,
+    }))
+}
+
 /// A fresh sandbox for a run of `timeout`, its project directory the guest's
-/// after `files` are in. `Ok(Err(why))`: Docker refused the files there.
+/// after `files` are in, with `granted`'s rule its one way out.
+/// `Ok(Err(why))`: Docker refused the files there.
 pub(crate) async fn fresh(
     p: &Arc<Inner>,
     timeout: Duration,
     files: &[(String, &[u8])],
+    granted: Option<&Granted>,
 ) -> Result<(Live, std::result::Result<(), String>)> {
-    let live = Live::create(p, timeout + GRACE).await?;
+    let rule = granted.map(|g| g.rule.as_str());
+    let live = Live::create(p, timeout + GRACE, rule).await?;
     match prepare(&live, files).await {
         Ok(written) => Ok((live, written)),
         Err(e) => {
@@ -100,8 +144,14 @@ async fn prepare(
     Ok(Ok(()))
 }
 
-/// Runs `cmd` as the guest in [`PROJECT_DIR`] until `until`.
-pub(crate) async fn guest(live: &Live, cmd: &[String], until: Instant) -> Result<Ran> {
+/// Runs `cmd` as the guest in [`PROJECT_DIR`] until `until`, with
+/// `granted`'s environment.
+pub(crate) async fn guest(
+    live: &Live,
+    cmd: &[String],
+    until: Instant,
+    granted: Option<&Granted>,
+) -> Result<Ran> {
     let budget = until.saturating_duration_since(Instant::now());
     if budget.is_zero() {
         return Ok(Ran {
@@ -118,7 +168,15 @@ pub(crate) async fn guest(live: &Live, cmd: &[String], until: Instant) -> Result
         });
     }
     let nonce = hex::encode(rand::random::<[u8; 12]>());
-    let argv = wrapper::argv(cmd, budget, &nonce);
+    let argv = match granted {
+        Some(g) => {
+            let mut with_env = vec!["/usr/bin/env".to_owned()];
+            with_env.extend(g.env.iter().cloned());
+            with_env.extend(cmd.iter().cloned());
+            wrapper::argv(&with_env, budget, &nonce)
+        }
+        None => wrapper::argv(cmd, budget, &nonce),
+    };
     let started = Instant::now();
     let e = live
         .endpoint
@@ -162,14 +220,24 @@ pub(crate) async fn snippet(
     ctx: &RunContext,
 ) -> Result<JavaScriptResult> {
     let files = [(SNIPPET_FILE.to_owned(), job.code.as_bytes())];
+    let granted = granted(p, ctx)?;
     cancellable(ctx, async |held: &mut Option<Live>| {
-        let (live, written) = fresh(p, ctx.timeout, &files).await?;
+        let (live, written) = fresh(p, ctx.timeout, &files, granted.as_ref()).await?;
         let live = held.insert(live);
         let deadline = Instant::now() + ctx.timeout;
         written.map_err(|why| {
             Error::infrastructure(format!("writing the snippet into the sandbox: {why}"))
         })?;
-        let ran = guest(live, &["node".into(), SNIPPET_FILE.into()], deadline).await?;
+        let cmd: Vec<String> = match granted {
+            Some(_) => vec![
+                "node".into(),
+                "--require".into(),
+                NODE_CLIENT.into(),
+                SNIPPET_FILE.into(),
+            ],
+            None => vec!["node".into(), SNIPPET_FILE.into()],
+        };
+        let ran = guest(live, &cmd, deadline, granted.as_ref()).await?;
         Ok(JavaScriptResult {
             stdout: ran.out.stdout,
             stderr: ran.out.stderr,
@@ -193,8 +261,9 @@ pub(crate) async fn project(
         .iter()
         .map(|f| (format!("{PROJECT_DIR}/{}", f.path), f.content.as_bytes()))
         .collect();
+    let granted = granted(p, ctx)?;
     cancellable(ctx, async |held: &mut Option<Live>| {
-        let (live, written) = fresh(p, ctx.timeout, &files).await?;
+        let (live, written) = fresh(p, ctx.timeout, &files, granted.as_ref()).await?;
         let live = held.insert(live);
         let deadline = Instant::now() + ctx.timeout;
         if let Err(why) = written {
@@ -204,7 +273,7 @@ pub(crate) async fn project(
                 ..ProjectResult::default()
             });
         }
-        steps(live, job, ctx, deadline).await
+        steps(live, job, ctx, deadline, granted.as_ref()).await
     })
     .await
 }
@@ -214,6 +283,7 @@ async fn steps(
     job: &ProjectRun,
     ctx: &RunContext,
     deadline: Instant,
+    granted: Option<&Granted>,
 ) -> Result<ProjectResult> {
     let mut result = ProjectResult {
         outcome: ProjectOutcome::Completed,
@@ -222,7 +292,7 @@ async fn steps(
     for (i, step) in job.steps.iter().enumerate() {
         let n = i + 1;
         let cmd = ["/bin/sh".to_owned(), "-c".to_owned(), step.clone()];
-        let ran = guest(live, &cmd, deadline).await?;
+        let ran = guest(live, &cmd, deadline, granted).await?;
         let r = StepResult {
             command: step.clone(),
             stdout: ran.out.stdout,
@@ -262,7 +332,7 @@ async fn collect(live: &Live, job: &ProjectRun, result: &mut ProjectResult) -> R
         PROJECT_DIR.into(),
     ];
     cmd.extend(job.artifacts.iter().cloned());
-    let ran = guest(live, &cmd, Instant::now() + COLLECT_BUDGET).await?;
+    let ran = guest(live, &cmd, Instant::now() + COLLECT_BUDGET, None).await?;
     let words: Vec<&str> = std::str::from_utf8(&ran.out.stdout)
         .unwrap_or_default()
         .lines()

@@ -63,8 +63,14 @@ pub(crate) struct Live {
 
 impl Live {
     /// Creates a sandbox the cloud deletes after `lifetime`, waits for it to
-    /// run, and holds it to what was asked and to a closed network policy.
-    pub(crate) async fn create(inner: &Arc<Inner>, lifetime: Duration) -> Result<Live> {
+    /// run, sets `rule` (a granted run's guard, `host:443`) as its one
+    /// allowed destination, and holds it to what was asked and to a network
+    /// policy that denies everything but that rule.
+    pub(crate) async fn create(
+        inner: &Arc<Inner>,
+        lifetime: Duration,
+        rule: Option<&str>,
+    ) -> Result<Live> {
         let lease = hex::encode(rand::random::<[u8; 16]>());
         let labels = BTreeMap::from([
             (INSTANCE_LABEL.to_owned(), inner.instance.clone()),
@@ -96,7 +102,7 @@ impl Live {
             inner: inner.clone(),
             done: false,
         };
-        match guard.ready(&spec, created).await {
+        match guard.ready(&spec, created, rule).await {
             Ok(endpoint) => Ok(Live {
                 id: guard.id.clone(),
                 endpoint,
@@ -116,7 +122,12 @@ impl Live {
 }
 
 impl Guard {
-    async fn ready(&self, spec: &Spec<'_>, mut s: Sandbox) -> Result<Box<dyn SandboxEndpoint>> {
+    async fn ready(
+        &self,
+        spec: &Spec<'_>,
+        mut s: Sandbox,
+        rule: Option<&str>,
+    ) -> Result<Box<dyn SandboxEndpoint>> {
         let api = &self.inner.api;
         let until = tokio::time::Instant::now() + START_BUDGET;
         while s.status == "creating" || s.status == "starting" {
@@ -154,12 +165,19 @@ impl Guard {
                 wrong.join(", ")
             )));
         }
+        if let Some(rule) = rule {
+            api.allow(&self.id, rule).await?;
+        }
         let policy = api.sandbox_policy(&self.id).await?;
-        if let Some(why) = policy.closed() {
+        if let Some(why) = policy.allows_only(rule) {
+            let allowed = match rule {
+                Some(r) => format!("only the guard rule {r}"),
+                None => "nothing".to_owned(),
+            };
             return Err(Error::infrastructure(format!(
                 "the network policy in force on Docker Cloud sandbox {} is not deny-all with \
-                 nothing allowed ({why}); nothing runs in it and it is deleted (set the account \
-                 default with `sbx --cloud policy init deny-all`)",
+                 {allowed} allowed ({why}); nothing runs in it and it is deleted (set the \
+                 account default with `sbx --cloud policy init deny-all`)",
                 self.id
             )));
         }

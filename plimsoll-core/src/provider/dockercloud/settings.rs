@@ -4,9 +4,9 @@
 //!
 //! Two contracts: Docker's documented REST API (the default) and its Connect
 //! contract (`SANDBOX_DOCKERCLOUD_API=connect`, whose management URL has no
-//! documented default, so it must be given). The variables only Connect
-//! reads for grants and store images (the egress guard and policy addresses,
-//! the store image) are refused: not built yet.
+//! documented default, so it must be given). Grants are Connect's: the
+//! egress guard's URL and the (undocumented) policy API that sets the guard
+//! rule are refused with REST. The store image is refused: not built.
 
 use std::sync::Arc;
 
@@ -14,6 +14,7 @@ use url::Url;
 
 use crate::env::{ConfigError, Env, Var};
 use crate::provider::hosted::endpoint;
+use crate::provider::hosted::guard_url::GuardUrl;
 use crate::provider::{
     Checks, Chosen, Plugin, Provider, ProviderSettings, ResourceSettings, Setup,
 };
@@ -24,6 +25,9 @@ use crate::secret::Secret;
 pub const DEFAULT_AUTH_URL: &str = "https://hub.docker.com/v2/auth/token";
 /// Docker's REST management API (routes are `/v1/...` below its path).
 pub const DEFAULT_API_URL: &str = "https://connect.docker.com/sandboxes";
+/// The undocumented API the `sbx` CLI sets a sandbox's network policy
+/// through (routes are `/sandboxes/<id>/network-policy` below its path).
+pub const DEFAULT_POLICY_URL: &str = "https://api.sandboxes-cloud.docker.com/v1";
 
 /// The sizes Docker runs: (name, CPUs, MiB). The first is the default.
 pub const SIZES: &[(&str, u32, u32)] = &[
@@ -86,12 +90,12 @@ const VARIABLES: &[Var] = &[
     Var {
         name: "SANDBOX_DOCKERCLOUD_GUARD_URL",
         default: "unset",
-        help: "dockercloud: the egress guard that carries grants; connect only, so refused in this build",
+        help: "dockercloud: the egress guard URL granted sandboxes reach their broker at (https, port 443, a DNS name; path default /v1/e2b/guard); connect only; needs PLIMSOLL_GUARD_ADDR",
     },
     Var {
         name: "SANDBOX_DOCKERCLOUD_POLICY_URL",
-        default: "unset",
-        help: "dockercloud: the undocumented policy API that sets the guard rule; connect only, so refused in this build",
+        default: DEFAULT_POLICY_URL,
+        help: "dockercloud: the undocumented policy API that sets a granted sandbox's one guard rule; connect only (https; http only to a loopback address)",
     },
 ];
 
@@ -141,6 +145,11 @@ pub struct DockerCloudSettings {
     pub api_url: Url,
     /// `SANDBOX_DOCKERCLOUD_IMAGE`, pinned by digest.
     pub image: String,
+    /// `SANDBOX_DOCKERCLOUD_GUARD_URL`: where granted sandboxes reach their
+    /// broker (`None`: no grants).
+    pub guard: Option<GuardUrl>,
+    /// `SANDBOX_DOCKERCLOUD_POLICY_URL`.
+    pub policy_url: Url,
     /// CPUs of every sandbox (one of [`SIZES`]).
     pub cpus: u32,
     /// Memory of every sandbox, MiB (one of [`SIZES`]).
@@ -158,6 +167,9 @@ impl Default for DockerCloudSettings {
             #[expect(clippy::unwrap_used, reason = "a constant that parses")]
             api_url: Url::parse(DEFAULT_API_URL).unwrap(),
             image: String::new(),
+            guard: None,
+            #[expect(clippy::unwrap_used, reason = "a constant that parses")]
+            policy_url: Url::parse(DEFAULT_POLICY_URL).unwrap(),
             cpus: SIZES[0].1,
             memory_mib: SIZES[0].2,
         }
@@ -251,18 +263,30 @@ impl DockerCloudSettings {
                  observed: https://sandboxes.connect.docker.com/sbx)",
             ));
         }
-        for name in [
-            "SANDBOX_DOCKERCLOUD_GUARD_URL",
-            "SANDBOX_DOCKERCLOUD_POLICY_URL",
-            "SANDBOX_DOCKERCLOUD_STORE_IMAGE",
-        ] {
-            if env.get(name).is_some() {
-                return Err(ConfigError::new(
-                    name,
-                    "grants and store images on the Connect contract are not built yet; unset it",
-                ));
+        if env.get("SANDBOX_DOCKERCLOUD_STORE_IMAGE").is_some() {
+            return Err(ConfigError::new(
+                "SANDBOX_DOCKERCLOUD_STORE_IMAGE",
+                "store images are not built yet; unset it and pin SANDBOX_DOCKERCLOUD_IMAGE",
+            ));
+        }
+        if api == Api::Rest {
+            for name in [
+                "SANDBOX_DOCKERCLOUD_GUARD_URL",
+                "SANDBOX_DOCKERCLOUD_POLICY_URL",
+            ] {
+                if env.get(name).is_some() {
+                    return Err(ConfigError::new(
+                        name,
+                        "grants go through the egress guard, whose rule only the Connect \
+                         contract's policy API sets: with SANDBOX_DOCKERCLOUD_API=rest, unset it",
+                    ));
+                }
             }
         }
+        let guard = env
+            .get("SANDBOX_DOCKERCLOUD_GUARD_URL")
+            .map(|u| GuardUrl::parse("SANDBOX_DOCKERCLOUD_GUARD_URL", &u))
+            .transpose()?;
         let token = env
             .get("DOCKER_SBX_TOKEN")
             .map(|t| t.trim().to_owned())
@@ -322,6 +346,11 @@ impl DockerCloudSettings {
                 None => defaults.api_url,
             },
             image,
+            guard,
+            policy_url: match env.get("SANDBOX_DOCKERCLOUD_POLICY_URL") {
+                Some(u) => endpoint("SANDBOX_DOCKERCLOUD_POLICY_URL", &u)?,
+                None => defaults.policy_url,
+            },
             cpus,
             memory_mib,
         })
@@ -335,6 +364,10 @@ fn from_env(env: &Env<'_>, resources: &ResourceSettings) -> Result<Chosen, Confi
 impl ProviderSettings for DockerCloudSettings {
     fn plugin(&self) -> &'static Plugin {
         &PLUGIN
+    }
+
+    fn guard_path(&self) -> Option<String> {
+        self.guard.as_ref().map(|g| g.path.clone())
     }
 
     fn build(&self, setup: &Setup) -> Result<Arc<dyn Provider>, ConfigError> {
@@ -363,10 +396,17 @@ impl ProviderSettings for DockerCloudSettings {
                 "settings",
                 Level::Ok,
                 format!(
-                    "{} API {}, image {}",
+                    "{} API {}, image {}, {}",
                     self.api.as_str(),
                     self.api_url,
-                    self.image
+                    self.image,
+                    match &self.guard {
+                        Some(g) => format!(
+                            "grants through the egress guard {} (served on PLIMSOLL_GUARD_ADDR)",
+                            g.base()
+                        ),
+                        None => "no grants (SANDBOX_DOCKERCLOUD_GUARD_URL unset)".into(),
+                    }
                 ),
             )];
             out.push(match crate::provider::Provider::prove(&provider).await {

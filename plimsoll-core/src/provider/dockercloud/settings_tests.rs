@@ -68,6 +68,7 @@ fn both_contracts_connect_with_its_url_and_the_grant_variables_refused() {
         (Api::Connect, "https://sandboxes.connect.docker.com/sbx")
     );
     assert!(read(&[("SANDBOX_DOCKERCLOUD_API", "grpc")], r()).is_err());
+    // Grants are Connect's: refused with REST, read with Connect.
     for v in [
         "SANDBOX_DOCKERCLOUD_GUARD_URL",
         "SANDBOX_DOCKERCLOUD_POLICY_URL",
@@ -80,6 +81,50 @@ fn both_contracts_connect_with_its_url_and_the_grant_variables_refused() {
             v
         );
     }
+    let connect = [
+        ("SANDBOX_DOCKERCLOUD_API", "connect"),
+        (
+            "SANDBOX_DOCKERCLOUD_API_URL",
+            "https://sandboxes.connect.docker.com/sbx",
+        ),
+    ];
+    let g = read(
+        &[
+            connect[0],
+            connect[1],
+            (
+                "SANDBOX_DOCKERCLOUD_GUARD_URL",
+                "https://guard.example.com/v1/g",
+            ),
+        ],
+        r(),
+    )
+    .unwrap();
+    assert_eq!(g.guard_path().as_deref(), Some("/v1/g"));
+    assert_eq!(g.policy_url.as_str(), DEFAULT_POLICY_URL);
+    let e = read(
+        &[
+            connect[0],
+            connect[1],
+            ("SANDBOX_DOCKERCLOUD_GUARD_URL", "https://127.0.0.1/g"),
+        ],
+        r(),
+    )
+    .unwrap_err();
+    assert_eq!(e.variable, "SANDBOX_DOCKERCLOUD_GUARD_URL");
+    assert_eq!(
+        read(
+            &[
+                connect[0],
+                connect[1],
+                ("SANDBOX_DOCKERCLOUD_STORE_IMAGE", "x@sha256:00")
+            ],
+            r()
+        )
+        .unwrap_err()
+        .variable,
+        "SANDBOX_DOCKERCLOUD_STORE_IMAGE"
+    );
 }
 
 #[test]

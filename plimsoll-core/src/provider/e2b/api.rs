@@ -161,7 +161,7 @@ impl Api {
             "{what}: E2B answered {}: {}",
             a.status.as_u16(),
             excerpt(
-                &super::guard_url::without_guard_credentials(&a.body),
+                &crate::provider::hosted::guard_url::without_guard_credentials(&a.body),
                 &[self.key.expose()]
             )
         ))

@@ -38,7 +38,6 @@ use crate::wire::RunResources;
 
 mod api;
 mod envd;
-mod guard_url;
 pub mod process;
 mod proof;
 mod run;
@@ -47,7 +46,8 @@ mod settings;
 pub mod stream;
 mod vm;
 
-pub use guard_url::GuardUrl;
+use crate::provider::hosted::guard_url::Egress;
+pub use crate::provider::hosted::guard_url::GuardUrl;
 pub use settings::{
     DEFAULT_API_URL, DEFAULT_DOMAIN, DEFAULT_TEMPLATE, E2bSettings, EnvdAddress, PLUGIN,
 };
@@ -62,12 +62,6 @@ pub(crate) struct Inner {
     leases: vm::Leases,
     /// The egress guard and its URL, when `E2B_GUARD_URL` is set.
     egress: Option<Egress>,
-}
-
-/// The egress guard a granted run's VM reaches, and where.
-pub(crate) struct Egress {
-    guard: Arc<Guard>,
-    url: GuardUrl,
 }
 
 /// The e2b provider.
@@ -91,26 +85,11 @@ impl E2b {
             .clone()
             .ok_or_else(|| ConfigError::new("E2B_API_KEY", "required for SANDBOX_PROVIDER=e2b"))?;
         let http = crate::provider::hosted::http::Http::new();
-        let egress = match &settings.guard {
-            None => None,
-            Some(url) => {
-                let path = url.path.trim_end_matches('/');
-                let guard = match &setup.guard {
-                    Some(g) if g.path() == path => g.clone(),
-                    Some(_) => {
-                        return Err(ConfigError::new(
-                            "E2B_GUARD_URL",
-                            "the guard this provider was given serves another path",
-                        ));
-                    }
-                    None => Guard::new(path),
-                };
-                Some(Egress {
-                    guard,
-                    url: url.clone(),
-                })
-            }
-        };
+        let egress = settings
+            .guard
+            .as_ref()
+            .map(|url| Egress::new("E2B_GUARD_URL", url, setup))
+            .transpose()?;
         Ok(E2b {
             inner: Arc::new(Inner {
                 api: api::Api::new(http.clone(), settings.api_url.clone(), key),

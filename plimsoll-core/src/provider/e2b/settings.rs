@@ -14,7 +14,7 @@ use crate::provider::{
 use crate::readiness::{Check, Level};
 use crate::secret::Secret;
 
-use super::guard_url::GuardUrl;
+use crate::provider::hosted::guard_url::GuardUrl;
 
 /// E2B's control plane.
 pub const DEFAULT_API_URL: &str = "https://api.e2b.app";
@@ -168,7 +168,7 @@ impl E2bSettings {
         }
         let guard = env
             .get("E2B_GUARD_URL")
-            .map(|u| GuardUrl::parse(&u))
+            .map(|u| GuardUrl::parse("E2B_GUARD_URL", &u))
             .transpose()?;
         let api_key = env
             .get("E2B_API_KEY")

@@ -9,6 +9,7 @@ use url::Url;
 use crate::env::ConfigError;
 use crate::loopback::is_loopback_url;
 
+pub mod guard_url;
 pub(crate) mod http;
 pub(crate) mod lease;
 pub(crate) mod probe;

@@ -1,12 +1,14 @@
-//! `E2B_GUARD_URL`: where a granted E2B VM reaches its run's broker. The
-//! VM's only allowed egress is this host, through E2B's egress proxy, which
-//! adds the run's guard credential as a header rule; plimsolld's guard
-//! listener (`PLIMSOLL_GUARD_ADDR`) serves the path behind whatever public
-//! TLS endpoint the operator puts at this URL.
+//! A guard URL (`E2B_GUARD_URL`, `SANDBOX_DOCKERCLOUD_GUARD_URL`): where a
+//! granted VM that runs elsewhere reaches its run's broker. The VM's only
+//! allowed egress is this host (E2B: through its egress proxy, which adds
+//! the run's guard credential as a header rule; Docker Cloud: the one rule
+//! of its network policy, the guest holding its own credential);
+//! plimsolld's guard listener (`PLIMSOLL_GUARD_ADDR`) serves the path
+//! behind whatever public TLS endpoint the operator puts at this URL.
 //!
 //! The rules: absolute `https`, port 443 (explicit or implied, since the VM
 //! connects to the name with no port), a DNS name that is neither an IP
-//! literal nor loopback (E2B's `allowOut` and header rules match names), no
+//! literal nor loopback (the vendors' egress rules match names), no
 //! credentials, query or fragment, and a canonical path: no `.` or `..`
 //! segment, no empty segment (`//`), no trailing slash except the root, and
 //! segments of `[A-Za-z0-9._~-]` only. A URL with no path serves the guard
@@ -15,17 +17,53 @@
 //! Also here: [`without_guard_credentials`], which scrubs guard credentials
 //! from a control-plane answer before any of it reaches an error.
 
+use std::sync::Arc;
+
 use url::{Host, Url};
 
 use crate::env::ConfigError;
-use crate::grant::guard::{CREDENTIAL_PREFIX, DEFAULT_PATH};
+use crate::grant::guard::{CREDENTIAL_PREFIX, DEFAULT_PATH, Guard};
+use crate::provider::Setup;
 
-const VAR: &str = "E2B_GUARD_URL";
+/// The egress guard a provider's granted runs reach, and where.
+pub(crate) struct Egress {
+    /// The guard that admits each run's credential.
+    pub guard: Arc<Guard>,
+    /// Where the guest reaches it.
+    pub url: GuardUrl,
+}
+
+impl Egress {
+    /// The guard at `url` (read from `variable`): the one `setup` holds
+    /// (plimsolld serves it), else a fresh one; refused when the setup's
+    /// guard serves another path.
+    pub(crate) fn new(
+        variable: &'static str,
+        url: &GuardUrl,
+        setup: &Setup,
+    ) -> Result<Egress, ConfigError> {
+        let path = url.path.trim_end_matches('/');
+        let guard = match &setup.guard {
+            Some(g) if g.path() == path => g.clone(),
+            Some(_) => {
+                return Err(ConfigError::new(
+                    variable,
+                    "the guard this provider was given serves another path",
+                ));
+            }
+            None => Guard::new(path),
+        };
+        Ok(Egress {
+            guard,
+            url: url.clone(),
+        })
+    }
+}
 
 /// A checked guard URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GuardUrl {
-    /// The DNS name, lowercase: the VM's one `allowOut` entry and its rule's key.
+    /// The DNS name, lowercase: the VM's one allowed destination.
     pub host: String,
     /// The guard path (`/` for the root, else no trailing slash).
     pub path: String,
@@ -38,13 +76,13 @@ impl GuardUrl {
         format!("https://{}{}", self.host, self.path.trim_end_matches('/'))
     }
 
-    /// Reads and checks `E2B_GUARD_URL`.
-    pub fn parse(raw: &str) -> Result<GuardUrl, ConfigError> {
-        let refuse = |m: &str| Err(ConfigError::new(VAR, m.to_owned()));
+    /// Reads and checks the guard URL in `variable`.
+    pub fn parse(variable: &'static str, raw: &str) -> Result<GuardUrl, ConfigError> {
+        let refuse = |m: &str| Err(ConfigError::new(variable, m.to_owned()));
         let raw = raw.trim();
         let url = match Url::parse(raw) {
             Ok(u) => u,
-            Err(e) => return Err(ConfigError::new(VAR, format!("not a URL: {e}"))),
+            Err(e) => return Err(ConfigError::new(variable, format!("not a URL: {e}"))),
         };
         if url.scheme() != "https" {
             return refuse("must be an https URL");
@@ -63,7 +101,9 @@ impl GuardUrl {
             None => return refuse("names no host"),
         };
         if host == "localhost" || host.ends_with(".localhost") {
-            return refuse("must not name a loopback host: the VM reaches it from E2B's network");
+            return refuse(
+                "must not name a loopback host: the VM reaches it from the vendor's network",
+            );
         }
         let label_ok = |l: &str| {
             !l.is_empty()
@@ -129,24 +169,26 @@ pub(crate) fn without_guard_credentials(body: &[u8]) -> Vec<u8> {
 mod tests {
     use super::*;
 
+    const VAR: &str = "E2B_GUARD_URL";
+
     #[test]
     fn a_good_url_gives_its_host_and_path() {
-        let g = GuardUrl::parse("https://Guard.Example.com/v1/e2b/guard").unwrap();
+        let g = GuardUrl::parse(VAR, "https://Guard.Example.com/v1/e2b/guard").unwrap();
         assert_eq!(
             (g.host.as_str(), g.path.as_str()),
             ("guard.example.com", "/v1/e2b/guard")
         );
         assert_eq!(g.base(), "https://guard.example.com/v1/e2b/guard");
-        let g = GuardUrl::parse("https://guard.example.com:443").unwrap();
+        let g = GuardUrl::parse(VAR, "https://guard.example.com:443").unwrap();
         assert_eq!(g.path, DEFAULT_PATH);
         assert_eq!(g.base(), "https://guard.example.com/v1/e2b/guard");
-        let g = GuardUrl::parse("https://guard.example.com/").unwrap();
+        let g = GuardUrl::parse(VAR, "https://guard.example.com/").unwrap();
         assert_eq!(
             (g.path.as_str(), g.base()),
             ("/", "https://guard.example.com".into())
         );
         assert_eq!(
-            GuardUrl::parse("https://g.plimsoll.test/a_b/c-d.e~f")
+            GuardUrl::parse(VAR, "https://g.plimsoll.test/a_b/c-d.e~f")
                 .unwrap()
                 .path,
             "/a_b/c-d.e~f"
@@ -175,7 +217,7 @@ mod tests {
             ("https://guard.example.com/g%2f", "canonical"),
             ("https://guard.example.com/..", "canonical"),
         ] {
-            let e = GuardUrl::parse(bad).unwrap_err();
+            let e = GuardUrl::parse(VAR, bad).unwrap_err();
             assert_eq!(e.variable, VAR, "{bad}");
             assert!(e.to_string().contains(why), "{bad}: {e}");
         }
