@@ -7,6 +7,8 @@
 //!   is refused, a run is refused, nothing runs and the sandbox is deleted;
 //! - the account's policy allow-all: startup is refused;
 //! - network-policy reads forbidden: startup is refused naming the permission;
+//! - a container with a way out though its policy reads deny-all: the
+//!   proof's probe gets out, and startup is refused;
 //! - the reconcile deletes this instance's untracked sandbox and leaves
 //!   another instance's young one alone; shutdown deletes all of this
 //!   instance's;
@@ -246,6 +248,22 @@ async fn a_forbidden_policy_read_refuses_startup_naming_the_permission() {
         "{m}"
     );
     none_left(&s, "the refused startup").await;
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn egress_open_during_the_proof_refuses_startup() {
+    // The policy reads deny-all, yet the container has a network: the
+    // probe's connection out succeeds, so the mark is not earned.
+    support::host_reaches_1_1_1_1().await;
+    let s = DockerCloudStandIn::start(Faults {
+        allow_egress: true,
+        ..Faults::default()
+    })
+    .await;
+    let m = refused(&s, &s.pat).await;
+    assert!(m.contains("egress is open"), "{m}");
+    none_left(&s, "the refused proof").await;
     s.stop().await;
 }
 

@@ -4,6 +4,8 @@
 //!
 //! - a create answered without envd's access token: the startup proof
 //!   fails, naming it, and the VM that create made is killed;
+//! - a VM with a way out (the stand-in's `allow_egress`): the proof's probe
+//!   gets out, and startup is refused;
 //! - a wrong API key: startup fails with E2B's refusal, the key in no message;
 //! - a run flooding past the stream's transfer budget ends as exit 153 with
 //!   both streams flagged truncated, and its VM goes;
@@ -92,6 +94,25 @@ async fn a_create_without_the_envd_token_is_refused_and_its_vm_killed() {
     assert!(m.contains("no envd access token"), "{m}");
     assert!(m.contains("refused and killed"), "{m}");
     none_left(&s, "the refused create").await;
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn egress_open_during_the_proof_refuses_startup() {
+    // The VM gets a network whatever the create asked: the probe's
+    // connection out succeeds, so the mark is not earned.
+    support::host_reaches_1_1_1_1().await;
+    let s = E2bStandIn::start(Faults {
+        allow_egress: true,
+        ..Faults::default()
+    })
+    .await;
+    let Err(e) = Engine::start(&config(&s, &s.key, &instance())).await else {
+        panic!("the proof must fail")
+    };
+    let m = e.to_string();
+    assert!(m.contains("egress is open"), "{m}");
+    none_left(&s, "the refused proof").await;
     s.stop().await;
 }
 

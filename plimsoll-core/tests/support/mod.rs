@@ -494,3 +494,20 @@ pub fn serve_guard(
         }
     });
 }
+
+/// Asserts the host itself reaches 1.1.1.1:80, where the hosted proofs'
+/// probe tries to get out: a test that opens a sandbox's network expects
+/// that probe to succeed. (These build machines' egress gateway answers
+/// any TCP connection; a host with no route at all fails the test here,
+/// with this message, rather than in a confusing way later.)
+pub async fn host_reaches_1_1_1_1() {
+    let c = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        tokio::net::TcpStream::connect("1.1.1.1:80"),
+    )
+    .await;
+    assert!(
+        matches!(c, Ok(Ok(_))),
+        "this test needs the host to reach 1.1.1.1:80 (an open sandbox network must let the proof's probe out): {c:?}"
+    );
+}
