@@ -62,6 +62,53 @@ def api():
     server.server_close()
 
 
+def _static_grants(tmp_path, base):
+    """A grants file whose `items` profile lets alice GET /v1/items/* with a
+    static credential: its path and the credential."""
+    api_token = "items-static-" + secrets.token_hex(16)
+    grants = tmp_path / "grants.json"
+    grants.write_text(json.dumps({"profiles": {"items": {
+        "base_url": base,
+        "allow": ["GET /v1/items/*"],
+        "allowed_callers": ["alice"],
+        "token": {"type": "static", "env": "ITEMS_TOKEN"},
+    }}}))
+    return grants, api_token
+
+
+GRANTED_SNIPPET = """
+(async () => {
+  const a = await host.get('/v1/items/7');
+  console.log(a.status, a.json().target);
+  console.log((await host.get('/v1/admin')).status);
+  console.log(Object.values(process.env).filter((v) => v.includes('items-static')).length);
+})();
+"""
+
+
+def _granted_snippet_and_project(c, seen, api_token, tier):
+    """A granted snippet and a granted project step at `tier` reach the API
+    with the broker's credential, a route the grant does not allow is the
+    broker's 403, the guest holds no upstream credential; without a grant
+    there is no host global."""
+    r = c.run_javascript(GRANTED_SNIPPET, grant_profile="items", minimum_isolation=tier)
+    out, err = r.stdout.decode(), r.stderr.decode()
+    assert r.exit_code == 0, out + err
+    assert r.isolation == tier and r.record is not None
+    assert out.splitlines() == ["200 /v1/items/7", "403", "0"], out + err
+    p = c.run_project(
+        {"call.js": "require('/usr/local/lib/plimsoll/host.js').get('/v1/items/p')"
+                    ".then((a) => console.log(a.status))"},
+        ["node call.js"], grant_profile="items", minimum_isolation=tier,
+    )
+    assert p.outcome == "completed", p.detail
+    assert p.steps[0].stdout == b"200\n"
+    assert [(m, pth, a) for m, pth, a, _ in seen] == [
+        ("GET", "/v1/items/7", "Bearer " + api_token), ("GET", "/v1/items/p", "Bearer " + api_token)]
+    r = c.run_javascript("console.log(typeof host)")
+    assert r.stdout == b"undefined\n"
+
+
 def test_granted_snippet_sends_a_verifiable_jwt(start_daemon, clients_file, api, tmp_path):
     base, seen = api
     grants = tmp_path / "grants.json"
@@ -128,14 +175,7 @@ def _free_port():
 
 def test_e2b_granted_snippet_reaches_the_api_through_the_guard(start_daemon, clients_file, api, tmp_path):
     base, seen = api
-    api_token = "items-static-" + secrets.token_hex(16)
-    grants = tmp_path / "grants.json"
-    grants.write_text(json.dumps({"profiles": {"items": {
-        "base_url": base,
-        "allow": ["GET /v1/items/*"],
-        "allowed_callers": ["alice"],
-        "token": {"type": "static", "env": "ITEMS_TOKEN"},
-    }}}))
+    grants, api_token = _static_grants(tmp_path, base)
     guard_port = _free_port()
     key = "e2b_" + secrets.token_hex(20)
     standin = subprocess.Popen(
@@ -155,22 +195,12 @@ def test_e2b_granted_snippet_reaches_the_api_through_the_guard(start_daemon, cli
         c = plimsoll_client.Client(d.url, token=TOKEN_ALICE)
         info = c.describe()
         assert info.supports_javascript_grants and info.supports_project_grants
-        code = """
-(async () => {
-  const a = await host.get('/v1/items/7');
-  console.log(a.status, a.json().target);
-  console.log((await host.get('/v1/admin')).status);
-  console.log(Object.keys(process.env).filter((k) => /crg|TOKEN|KEY/.test(k)).length);
-})();
-"""
-        r = c.run_javascript(code, grant_profile="items", minimum_isolation="vm")
-        out, err = r.stdout.decode(), r.stderr.decode()
-        assert r.exit_code == 0, out + err
-        assert out.splitlines() == ["200 /v1/items/7", "403", "0"], out + err
-        assert [(m, p, a) for m, p, a, _ in seen] == [("GET", "/v1/items/7", "Bearer " + api_token)]
-        # Without a grant there is no host global.
-        r = c.run_javascript("console.log(typeof host)")
-        assert r.stdout == b"undefined\n"
+        _granted_snippet_and_project(c, seen, api_token, "vm")
+        # The guard credential is E2B's proxy's to add: the VM holds none.
+        r = c.run_javascript(
+            "console.log(Object.keys(process.env).filter((k) => /crg|TOKEN|KEY/.test(k)).length)",
+            grant_profile="items", minimum_isolation="vm")
+        assert r.stdout == b"0\n", r.stdout + r.stderr
         # The guard listener serves the guard and nothing else.
         guard = f"http://127.0.0.1:{guard_port}"
         assert _status(guard + "/healthz") == 404
@@ -178,7 +208,7 @@ def test_e2b_granted_snippet_reaches_the_api_through_the_guard(start_daemon, cli
         assert _status(guard + "/plimsoll.v1.SandboxService/Describe", b"{}") == 404
         assert _status(guard + "/v1/e2b/guard/v1/items/7") == 401
         assert _status(guard + "/v1/e2b/guard/v1/items/7", auth="Bearer crg_" + "0" * 64) == 401
-        assert len(seen) == 1
+        assert len(seen) == 2
         assert d.stop() == 0
         log = d.log()
         assert "egress guard listening" in log
@@ -192,44 +222,13 @@ def test_openshell_granted_snippet_and_project_reach_the_api_through_the_relay(
         start_daemon, clients_file, api, tmp_path, openshell_standin):
     base, seen = api
     url, certs = openshell_standin
-    api_token = "items-static-" + secrets.token_hex(16)
-    grants = tmp_path / "grants.json"
-    grants.write_text(json.dumps({"profiles": {"items": {
-        "base_url": base,
-        "allow": ["GET /v1/items/*"],
-        "allowed_callers": ["alice"],
-        "token": {"type": "static", "env": "ITEMS_TOKEN"},
-    }}}))
+    grants, api_token = _static_grants(tmp_path, base)
     d = start_daemon(**openshell_env(url, certs), PLIMSOLL_CLIENTS_FILE=clients_file,
                      PLIMSOLL_GRANTS_FILE=str(grants), ITEMS_TOKEN=api_token)
     c = plimsoll_client.Client(d.url, token=TOKEN_ALICE)
     info = c.describe()
     assert info.supports_javascript_grants and info.supports_project_grants
-    code = """
-(async () => {
-  const a = await host.get('/v1/items/7');
-  console.log(a.status, a.json().target);
-  console.log((await host.get('/v1/admin')).status);
-  console.log(Object.values(process.env).filter((v) => v.includes('items-static')).length);
-})();
-"""
-    r = c.run_javascript(code, grant_profile="items", minimum_isolation="container")
-    out, err = r.stdout.decode(), r.stderr.decode()
-    assert r.exit_code == 0, out + err
-    assert r.isolation == "container" and r.record is not None
-    assert out.splitlines() == ["200 /v1/items/7", "403", "0"], out + err
-    p = c.run_project(
-        {"call.js": "require('/usr/local/lib/plimsoll/host.js').get('/v1/items/p')"
-                    ".then((a) => console.log(a.status))"},
-        ["node call.js"], grant_profile="items", minimum_isolation="container",
-    )
-    assert p.outcome == "completed", p.detail
-    assert p.steps[0].stdout == b"200\n"
-    assert [(m, pth, a) for m, pth, a, _ in seen] == [
-        ("GET", "/v1/items/7", "Bearer " + api_token), ("GET", "/v1/items/p", "Bearer " + api_token)]
-    # Without a grant there is no host global.
-    r = c.run_javascript("console.log(typeof host)")
-    assert r.stdout == b"undefined\n"
+    _granted_snippet_and_project(c, seen, api_token, "container")
     assert d.stop() == 0
     assert api_token not in d.log()
 
@@ -239,14 +238,7 @@ def test_dockercloud_granted_snippet_reaches_the_api_through_the_guard(start_dae
     API and read back, the guest's own guard credential, the stand-in's
     egress proxy forwarding the guard's host to plimsolld's guard listener."""
     base, seen = api
-    api_token = "items-static-" + secrets.token_hex(16)
-    grants = tmp_path / "grants.json"
-    grants.write_text(json.dumps({"profiles": {"items": {
-        "base_url": base,
-        "allow": ["GET /v1/items/*"],
-        "allowed_callers": ["alice"],
-        "token": {"type": "static", "env": "ITEMS_TOKEN"},
-    }}}))
+    grants, api_token = _static_grants(tmp_path, base)
     guard_port = _free_port()
     user, pat = "plimsoll-ci", "dckr_pat_" + secrets.token_hex(16)
     image = "registry.example/plimsoll/project@sha256:" + "ab" * 32
@@ -272,28 +264,7 @@ def test_dockercloud_granted_snippet_reaches_the_api_through_the_guard(start_dae
         info = c.describe()
         assert (info.provider, info.isolation) == ("dockercloud", "vm")
         assert info.supports_javascript_grants and info.supports_project_grants
-        code = """
-(async () => {
-  const a = await host.get('/v1/items/7');
-  console.log(a.status, a.json().target);
-  console.log((await host.get('/v1/admin')).status);
-  console.log(Object.values(process.env).filter((v) => v.includes('items-static')).length);
-})();
-"""
-        r = c.run_javascript(code, grant_profile="items", minimum_isolation="vm")
-        out, err = r.stdout.decode(), r.stderr.decode()
-        assert r.exit_code == 0, out + err
-        assert r.isolation == "vm" and r.record is not None
-        assert out.splitlines() == ["200 /v1/items/7", "403", "0"], out + err
-        p = c.run_project(
-            {"call.js": "require('/usr/local/lib/plimsoll/host.js').get('/v1/items/p')"
-                        ".then((a) => console.log(a.status))"},
-            ["node call.js"], grant_profile="items", minimum_isolation="vm",
-        )
-        assert p.outcome == "completed", p.detail
-        assert p.steps[0].stdout == b"200\n"
-        assert [(m, pth, a) for m, pth, a, _ in seen] == [
-            ("GET", "/v1/items/7", "Bearer " + api_token), ("GET", "/v1/items/p", "Bearer " + api_token)]
+        _granted_snippet_and_project(c, seen, api_token, "vm")
         # An ended run's credential, or none, gets nothing from the guard.
         guard = f"http://127.0.0.1:{guard_port}"
         assert _status(guard + "/v1/dockercloud/guard/v1/items/7") == 401

@@ -607,6 +607,17 @@ fn machine(s: &StandIn, headers: &HeaderMap, uid: &str) -> Result<Machine, Respo
     }
 }
 
+/// A streaming call's machine and request messages.
+fn streamed<M: Message + Default>(
+    s: &StandIn,
+    headers: &HeaderMap,
+    uid: &str,
+    body: &[u8],
+) -> Result<(Machine, Vec<M>), Response> {
+    let m = machine(s, headers, uid)?;
+    Ok((m, stream_request(headers, body)?))
+}
+
 fn internal(e: impl std::fmt::Display) -> Response {
     tracing::error!(error = %e, "a Connect sandbox endpoint call failed");
     Error::new("internal", "internal error").into_response()
@@ -648,12 +659,8 @@ async fn upload(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let m = match machine(&s, &headers, &uid) {
-        Ok(m) => m,
-        Err(e) => return e,
-    };
-    let frames: Vec<files::UploadRequest> = match stream_request(&headers, &body) {
-        Ok(f) => f,
+    let (m, frames): (_, Vec<files::UploadRequest>) = match streamed(&s, &headers, &uid, &body) {
+        Ok(x) => x,
         Err(e) => return e,
     };
     // Files in order: each header opens one, its data chunks follow.
@@ -706,12 +713,8 @@ async fn download(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let m = match machine(&s, &headers, &uid) {
-        Ok(m) => m,
-        Err(e) => return e,
-    };
-    let frames: Vec<files::DownloadRequest> = match stream_request(&headers, &body) {
-        Ok(f) => f,
+    let (m, frames): (_, Vec<files::DownloadRequest>) = match streamed(&s, &headers, &uid, &body) {
+        Ok(x) => x,
         Err(e) => return e,
     };
     let [r] = <[files::DownloadRequest; 1]>::try_from(frames).unwrap_or_default();

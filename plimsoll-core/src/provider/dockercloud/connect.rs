@@ -35,7 +35,7 @@ use url::Url;
 
 use super::api::{Permission, id_ok};
 use super::auth::Auth;
-use super::contract::{Contract, Exec, SandboxEndpoint};
+use super::contract::{Contract, Exec, SandboxEndpoint, all_written};
 use super::model::{Policy, Sandbox, Spec};
 use super::multipart::Downloaded;
 use super::sandbox::NAME_PREFIX;
@@ -778,13 +778,7 @@ impl SandboxEndpoint for Endpoint {
             .first()
             .and_then(|m| files::UploadResponse::decode(m.as_slice()).ok())
             .map(|r| r.files_written as usize);
-        if written != Some(files.len()) {
-            return Err(Error::infrastructure(format!(
-                "{what}: Docker says it wrote {written:?} of {} files",
-                files.len()
-            )));
-        }
-        Ok(Ok(()))
+        all_written(what, written, files.len()).map(Ok)
     }
 
     /// `FileService/Download`: per path its header and data, or an error.

@@ -23,6 +23,18 @@ pub(crate) struct Exec {
     pub stderr: Vec<u8>,
 }
 
+/// An upload's answer said it wrote `written` of `wanted` files: every one,
+/// or an infrastructure error (a partial write is Docker's failure, not the
+/// guest's).
+pub(crate) fn all_written(what: &str, written: Option<usize>, wanted: usize) -> Result<()> {
+    if written == Some(wanted) {
+        return Ok(());
+    }
+    Err(crate::error::Error::infrastructure(format!(
+        "{what}: Docker says it wrote {written:?} of {wanted} files"
+    )))
+}
+
 /// The management side.
 #[async_trait]
 pub(crate) trait Contract: Send + Sync {

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use async_trait::async_trait;
 
-use super::contract::{Exec, SandboxEndpoint};
+use super::contract::{Exec, SandboxEndpoint, all_written};
 use super::multipart::{self, Downloaded};
 use crate::error::{Error, Result};
 use crate::provider::hosted::http::{Answer, Http, read_limited, vendor_error};
@@ -145,13 +145,7 @@ impl SandboxEndpoint for Endpoint {
                 None => None,
             }
         });
-        if written != Some(files.len()) {
-            return Err(Error::infrastructure(format!(
-                "{what}: Docker says it wrote {written:?} of {} files",
-                files.len()
-            )));
-        }
-        Ok(Ok(()))
+        all_written(what, written, files.len()).map(Ok)
     }
 
     /// One `multipart/mixed` download.

@@ -210,30 +210,11 @@ impl session_kit::Hosted for E2bSession {
             })?;
         let (out, _) = ran.stdout.finish();
         let (err, _) = ran.stderr.finish();
-        let stderr = String::from_utf8_lossy(&err).trim().to_owned();
-        match ran.finish {
-            Finish::Exit(0) => {
-                String::from_utf8_lossy(&out)
-                    .trim()
-                    .parse()
-                    .map_err(|_| NotStopped {
-                        shown: true,
-                        why: "could not measure the disk".to_owned(),
-                    })
-            }
-            Finish::Exit(3) => Err(NotStopped {
-                shown: true,
-                why: stderr,
-            }),
-            Finish::Exit(code) => Err(NotStopped {
-                shown: false,
-                why: format!("exit {code}: {stderr}"),
-            }),
-            Finish::Deadline | Finish::Flooded | Finish::Cancelled => Err(NotStopped {
-                shown: false,
-                why: "not done in time".into(),
-            }),
-        }
+        let exit = match ran.finish {
+            Finish::Exit(code) => Some(code),
+            Finish::Deadline | Finish::Flooded | Finish::Cancelled => None,
+        };
+        session_kit::stop_outcome(exit, &out, &err)
     }
 }
 

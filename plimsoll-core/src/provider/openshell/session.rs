@@ -208,28 +208,7 @@ impl session_kit::Hosted for OpenShellSession {
                 shown: false,
                 why: e.message().to_owned(),
             })?;
-        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_owned();
-        match out.exit_code {
-            Some(0) => String::from_utf8_lossy(&out.stdout)
-                .trim()
-                .parse()
-                .map_err(|_| NotStopped {
-                    shown: true,
-                    why: format!("could not measure {WRITABLE}"),
-                }),
-            Some(3) => Err(NotStopped {
-                shown: true,
-                why: stderr,
-            }),
-            Some(code) => Err(NotStopped {
-                shown: false,
-                why: format!("exit {code}: {stderr}"),
-            }),
-            None => Err(NotStopped {
-                shown: false,
-                why: "not done in time".into(),
-            }),
-        }
+        session_kit::stop_outcome(out.exit_code, &out.stdout, &out.stderr)
     }
 }
 

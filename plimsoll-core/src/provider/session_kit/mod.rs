@@ -356,3 +356,63 @@ pub(crate) struct NotStopped {
     pub shown: bool,
     pub why: String,
 }
+
+/// What one run of the stopper ([`stop_argv`]) showed, from its exit
+/// (`None`: it did not end in time), stdout and stderr: the KiB the
+/// measured directories use (exit 0), or why not (exit 3: a process it
+/// could not stop, shown; any other end: it could not run).
+pub(crate) fn stop_outcome(
+    exit: Option<i32>,
+    stdout: &[u8],
+    stderr: &[u8],
+) -> std::result::Result<u64, NotStopped> {
+    let stderr = String::from_utf8_lossy(stderr).trim().to_owned();
+    match exit {
+        Some(0) => String::from_utf8_lossy(stdout)
+            .trim()
+            .parse()
+            .map_err(|_| NotStopped {
+                shown: true,
+                why: "could not measure the disk".to_owned(),
+            }),
+        Some(3) => Err(NotStopped {
+            shown: true,
+            why: stderr,
+        }),
+        Some(code) => Err(NotStopped {
+            shown: false,
+            why: format!("exit {code}: {stderr}"),
+        }),
+        None => Err(NotStopped {
+            shown: false,
+            why: "not done in time".into(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stoppers_end_reads_as_kib_a_shown_failure_or_one_to_try_again() {
+        assert_eq!(stop_outcome(Some(0), b" 42\n", b"").ok(), Some(42));
+        let shown = |r: std::result::Result<u64, NotStopped>| r.err().map(|e| (e.shown, e.why));
+        assert_eq!(
+            shown(stop_outcome(Some(0), b"many", b"")),
+            Some((true, "could not measure the disk".into()))
+        );
+        assert_eq!(
+            shown(stop_outcome(Some(3), b"", b"pid 7 left\n")),
+            Some((true, "pid 7 left".into()))
+        );
+        assert_eq!(
+            shown(stop_outcome(Some(1), b"", b"sh: no\n")),
+            Some((false, "exit 1: sh: no".into()))
+        );
+        assert_eq!(
+            shown(stop_outcome(None, b"", b"")),
+            Some((false, "not done in time".into()))
+        );
+    }
+}
