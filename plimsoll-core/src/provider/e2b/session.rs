@@ -184,6 +184,19 @@ impl session_kit::Hosted for E2bSession {
 
     /// The stopper once: `Ok(KiB used)`, or why not (`true`: it ran and
     /// failed to show the VM clean).
+    /// Through envd, as the guest, below the project directory.
+    async fn write_files(
+        &self,
+        files: &[(&str, &[u8])],
+    ) -> Result<std::result::Result<(), String>> {
+        let files: Vec<(String, &[u8])> = files
+            .iter()
+            .map(|(p, c)| (format!("{PROJECT_DIR}/{p}"), *c))
+            .collect();
+        self.with_vm(async |v| v.envd.write(GUEST_USER, &files).await)
+            .await
+    }
+
     async fn stop_once(
         &self,
         kept: &[u32],
@@ -283,27 +296,8 @@ impl SessionSandbox for E2bSession {
     }
 
     async fn run_cell(&self, job: &CellRun, ctx: &RunContext) -> Result<CellResult> {
-        let lang = job.language.as_str();
-        session_kit::kernel_argv(lang)?;
-        let deadline = Instant::now() + ctx.timeout;
-        let files: Vec<(String, &[u8])> = job
-            .files
-            .iter()
-            .map(|f| (format!("{PROJECT_DIR}/{}", f.path), f.content.as_bytes()))
-            .collect();
-        if !files.is_empty()
-            && let Err(why) = self
-                .with_vm(async |v| v.envd.write(GUEST_USER, &files).await)
-                .await?
-        {
-            return Ok(CellResult {
-                exit_code: 1,
-                stderr: format!("writing the files into {PROJECT_DIR} failed: {why}").into_bytes(),
-                ..CellResult::default()
-            });
-        }
         self.kernels
-            .ask(self, lang, &job.code, deadline, &ctx.cancel, call_cancelled)
+            .run_cell(self, job, ctx, PROJECT_DIR, call_cancelled)
             .await
     }
 

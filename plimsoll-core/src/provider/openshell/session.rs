@@ -190,6 +190,14 @@ impl session_kit::Hosted for OpenShellSession {
     }
 
     /// The stopper once: `Ok(KiB used)` or why not.
+    /// A tar unpacked into the project directory, as the guest.
+    async fn write_files(
+        &self,
+        files: &[(&str, &[u8])],
+    ) -> Result<std::result::Result<(), String>> {
+        self.with_live(async |l| run::unpack(l, files).await).await
+    }
+
     async fn stop_once(
         &self,
         kept: &[u32],
@@ -307,27 +315,8 @@ impl SessionSandbox for OpenShellSession {
     }
 
     async fn run_cell(&self, job: &CellRun, ctx: &RunContext) -> Result<CellResult> {
-        let lang = job.language.as_str();
-        session_kit::kernel_argv(lang)?;
-        let deadline = Instant::now() + ctx.timeout;
-        let files: Vec<(&str, &[u8])> = job
-            .files
-            .iter()
-            .map(|f| (f.path.as_str(), f.content.as_bytes()))
-            .collect();
-        if !files.is_empty()
-            && let Err(why) = self
-                .with_live(async |l| run::unpack(l, &files).await)
-                .await?
-        {
-            return Ok(CellResult {
-                exit_code: 1,
-                stderr: format!("writing the files into {PROJECT_DIR} failed: {why}").into_bytes(),
-                ..CellResult::default()
-            });
-        }
         self.kernels
-            .ask(self, lang, &job.code, deadline, &ctx.cancel, call_cancelled)
+            .run_cell(self, job, ctx, PROJECT_DIR, call_cancelled)
             .await
     }
 

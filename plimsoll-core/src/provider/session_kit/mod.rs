@@ -232,6 +232,12 @@ pub(crate) trait Hosted: crate::provider::SessionSandbox {
         kept: &[u32],
         until: tokio::time::Instant,
     ) -> std::result::Result<u64, NotStopped>;
+
+    /// Writes a cell's files (paths relative to the session's work
+    /// directory, `dir`) as the guest: `Ok(Err(why))` when the sandbox
+    /// refused them.
+    async fn write_files(&self, files: &[(&str, &[u8])])
+    -> Result<std::result::Result<(), String>>;
 }
 
 /// The kept interpreters of a hosted session (one per language), whose
@@ -266,6 +272,38 @@ impl Kernels {
 
     /// Runs `code` in the kernel of `lang` (started first if need be) until
     /// `deadline` or `cancel`; a cancelled cell is `cancelled()`'s error.
+    /// Runs a cell: its files written first (refused: the cell's result is
+    /// exit 1 with why on stderr, nothing run), then its code asked of the
+    /// kernel for its language within the call's budget.
+    pub(crate) async fn run_cell(
+        &self,
+        host: &dyn Hosted,
+        job: &crate::request::CellRun,
+        ctx: &crate::provider::RunContext,
+        dir: &str,
+        cancelled: fn() -> Error,
+    ) -> Result<CellResult> {
+        let lang = job.language.as_str();
+        kernel_argv(lang)?;
+        let deadline = tokio::time::Instant::now() + ctx.timeout;
+        let files: Vec<(&str, &[u8])> = job
+            .files
+            .iter()
+            .map(|f| (f.path.as_str(), f.content.as_bytes()))
+            .collect();
+        if !files.is_empty()
+            && let Err(why) = host.write_files(&files).await?
+        {
+            return Ok(CellResult {
+                exit_code: 1,
+                stderr: format!("writing the files into {dir} failed: {why}").into_bytes(),
+                ..CellResult::default()
+            });
+        }
+        self.ask(host, lang, &job.code, deadline, &ctx.cancel, cancelled)
+            .await
+    }
+
     pub(crate) async fn ask(
         &self,
         host: &dyn Hosted,
