@@ -19,6 +19,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::grant::guard::GuardPass;
 use crate::provider::RunContext;
 use crate::provider::hosted::probe::CHECK_ARTIFACTS;
+use crate::provider::hosted::steps::{self, StepEnd, Steps};
 use crate::request::{JavaScriptRun, ProjectRun};
 use crate::result::{Artifact, JavaScriptResult, ProjectOutcome, ProjectResult, StepResult};
 
@@ -278,6 +279,35 @@ pub(crate) async fn project(
     .await
 }
 
+/// A project's steps in `live`, each `sh -c <step>` wrapped, as the guest
+/// in [`PROJECT_DIR`], with `granted`'s environment.
+struct GuestSteps<'a> {
+    live: &'a Live,
+    granted: Option<&'a Granted>,
+}
+
+#[async_trait::async_trait]
+impl Steps for GuestSteps<'_> {
+    async fn step(&self, step: &str, deadline: Instant) -> Result<StepEnd> {
+        let cmd = ["/bin/sh".to_owned(), "-c".to_owned(), step.to_owned()];
+        let ran = guest(self.live, &cmd, deadline, self.granted).await?;
+        Ok(StepEnd {
+            result: StepResult {
+                stdout: ran.out.stdout,
+                stderr: ran.out.stderr,
+                duration_ms: ran.elapsed.as_millis() as i64,
+                stdout_truncated: ran.out.stdout_truncated,
+                stderr_truncated: ran.out.stderr_truncated,
+                exit_code: ran.exit_code,
+                timed_out: ran.timed_out,
+                ..StepResult::default()
+            },
+            stopped: None,
+        })
+    }
+}
+
+/// Runs the steps until one fails or the deadline, then the artifacts.
 async fn steps(
     live: &Live,
     job: &ProjectRun,
@@ -285,38 +315,8 @@ async fn steps(
     deadline: Instant,
     granted: Option<&Granted>,
 ) -> Result<ProjectResult> {
-    let mut result = ProjectResult {
-        outcome: ProjectOutcome::Completed,
-        ..ProjectResult::default()
-    };
-    for (i, step) in job.steps.iter().enumerate() {
-        let n = i + 1;
-        let cmd = ["/bin/sh".to_owned(), "-c".to_owned(), step.clone()];
-        let ran = guest(live, &cmd, deadline, granted).await?;
-        let r = StepResult {
-            command: step.clone(),
-            stdout: ran.out.stdout,
-            stderr: ran.out.stderr,
-            duration_ms: ran.elapsed.as_millis() as i64,
-            stdout_truncated: ran.out.stdout_truncated,
-            stderr_truncated: ran.out.stderr_truncated,
-            exit_code: ran.exit_code,
-            timed_out: ran.timed_out,
-        };
-        result.steps.push(r);
-        if ran.timed_out {
-            result.outcome = ProjectOutcome::TimedOut;
-            result.outcome_detail = format!(
-                "step {n} was still running at the run's deadline of {} ms",
-                ctx.timeout.as_millis()
-            );
-            break;
-        }
-        if ran.exit_code != 0 {
-            result.outcome_detail = format!("step {n} exited with code {}", ran.exit_code);
-            break;
-        }
-    }
+    let runner = GuestSteps { live, granted };
+    let mut result = steps::run(&runner, &job.steps, deadline, ctx.timeout.as_millis()).await?;
     if !job.artifacts.is_empty() {
         collect(live, job, &mut result).await?;
     }

@@ -25,6 +25,7 @@ use super::vm::Vm;
 use crate::error::{Error, ErrorCode, Result};
 use crate::provider::RunContext;
 use crate::provider::hosted::probe::CHECK_ARTIFACTS;
+use crate::provider::hosted::steps::{self, StepEnd, Steps};
 use crate::request::{JavaScriptRun, ProjectRun};
 use crate::result::{Artifact, JavaScriptResult, ProjectOutcome, ProjectResult, StepResult};
 
@@ -194,64 +195,61 @@ pub(crate) async fn steps(
         result.outcome_detail = format!("writing the files into {PROJECT_DIR} failed: {why}");
         return Ok(result);
     }
-    result.outcome = ProjectOutcome::Completed;
-    for (i, step) in job.steps.iter().enumerate() {
-        let n = i + 1;
+    let runner = VmSteps { vm, envs, ctx };
+    steps::run(&runner, &job.steps, deadline, ctx.timeout.as_millis()).await
+}
+
+/// A project's steps in `vm`, each its own envd process, `sh -c <step>`
+/// as the guest in [`PROJECT_DIR`] with `envs`.
+struct VmSteps<'a> {
+    vm: &'a Vm,
+    envs: BTreeMap<String, String>,
+    ctx: &'a RunContext,
+}
+
+#[async_trait::async_trait]
+impl Steps for VmSteps<'_> {
+    async fn step(&self, step: &str, deadline: Instant) -> Result<StepEnd> {
         let start = StartRequest {
             cmd: "/bin/sh".into(),
-            args: vec!["-c".into(), step.clone()],
-            envs: envs.clone(),
+            args: vec!["-c".into(), step.to_owned()],
+            envs: self.envs.clone(),
             cwd: Some(PROJECT_DIR.into()),
             stdin: false,
         };
-        let ran: Ran = vm
+        let ran: Ran = self
+            .vm
             .envd
-            .run(&start, GUEST_USER, deadline, OUTPUT_CAP, &ctx.cancel)
+            .run(&start, GUEST_USER, deadline, OUTPUT_CAP, &self.ctx.cancel)
             .await?;
-        let elapsed = ran.elapsed;
         let (stdout, stdout_truncated) = ran.stdout.finish();
         let (stderr, stderr_truncated) = ran.stderr.finish();
         let mut r = StepResult {
-            command: step.clone(),
             stdout,
             stderr,
-            duration_ms: elapsed.as_millis() as i64,
+            duration_ms: ran.elapsed.as_millis() as i64,
             stdout_truncated,
             stderr_truncated,
             ..StepResult::default()
         };
+        let mut stopped = None;
         match ran.finish {
             Finish::Cancelled => return Err(cancelled()),
-            Finish::Exit(0) => result.steps.push(r),
-            Finish::Exit(code) => {
-                r.exit_code = code;
-                result.steps.push(r);
-                result.outcome_detail = format!("step {n} exited with code {code}");
-                break;
-            }
+            Finish::Exit(code) => r.exit_code = code,
             Finish::Flooded => {
                 r.exit_code = FLOODED_EXIT;
-                result.steps.push(r);
-                result.outcome_detail = format!(
-                    "step {n} was killed for sending more than {} bytes of output",
+                stopped = Some(format!(
+                    "was killed for sending more than {} bytes of output",
                     super::envd::TRANSFER_BUDGET
-                );
-                break;
+                ));
             }
             Finish::Deadline => {
                 r.exit_code = 124;
                 r.timed_out = true;
-                result.steps.push(r);
-                result.outcome = ProjectOutcome::TimedOut;
-                result.outcome_detail = format!(
-                    "step {n} was still running at the run's deadline of {} ms",
-                    ctx.timeout.as_millis()
-                );
-                break;
             }
         }
+        Ok(StepEnd { result: r, stopped })
     }
-    Ok(result)
 }
 
 /// Time for checking and reading the artifacts, after the steps' deadline.

@@ -13,6 +13,7 @@ pub mod guard_url;
 pub(crate) mod http;
 pub(crate) mod lease;
 pub(crate) mod probe;
+pub(crate) mod steps;
 
 /// An address a hosted service is reached at, from `variable`: https, or
 /// http to a loopback address (a stand-in on this machine); no credentials,

@@ -21,6 +21,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::provider::RunContext;
 use crate::provider::hosted::http::excerpt;
 use crate::provider::hosted::probe::CHECK_ARTIFACTS;
+use crate::provider::hosted::steps::{self, StepEnd, Steps};
 use crate::request::{JavaScriptRun, ProjectRun};
 use crate::result::{Artifact, JavaScriptResult, ProjectOutcome, ProjectResult, StepResult};
 
@@ -266,6 +267,37 @@ pub(crate) fn granted(granted: bool, cmd: Vec<String>) -> Vec<String> {
     if granted { Relay::wrap(cmd) } else { cmd }
 }
 
+/// A project's steps in `live`, each `sh -c <step>` from [`PROJECT_DIR`],
+/// with the host API's address in its environment when `with_grant`.
+struct GuestSteps<'a> {
+    live: &'a Live,
+    with_grant: bool,
+}
+
+#[async_trait::async_trait]
+impl Steps for GuestSteps<'_> {
+    async fn step(&self, step: &str, deadline: Instant) -> Result<StepEnd> {
+        let cmd = granted(
+            self.with_grant,
+            vec!["/bin/sh".to_owned(), "-c".to_owned(), step.to_owned()],
+        );
+        let ran = guest(self.live, &cmd, Vec::new(), deadline).await?;
+        Ok(StepEnd {
+            result: StepResult {
+                stdout: ran.out.stdout,
+                stderr: ran.out.stderr,
+                duration_ms: ran.out.elapsed.as_millis() as i64,
+                stdout_truncated: ran.out.stdout_truncated,
+                stderr_truncated: ran.out.stderr_truncated,
+                exit_code: ran.exit_code,
+                timed_out: ran.timed_out,
+                ..StepResult::default()
+            },
+            stopped: None,
+        })
+    }
+}
+
 /// Runs a project's steps from [`PROJECT_DIR`] until one fails or the
 /// deadline (no artifacts: [`collect`] takes them); with the host API's
 /// address in their environment when `with_grant`.
@@ -276,41 +308,8 @@ pub(crate) async fn steps(
     deadline: Instant,
     with_grant: bool,
 ) -> Result<ProjectResult> {
-    let mut result = ProjectResult {
-        outcome: ProjectOutcome::Completed,
-        ..ProjectResult::default()
-    };
-    for (i, step) in job.steps.iter().enumerate() {
-        let n = i + 1;
-        let cmd = granted(
-            with_grant,
-            vec!["/bin/sh".to_owned(), "-c".to_owned(), step.clone()],
-        );
-        let ran = guest(live, &cmd, Vec::new(), deadline).await?;
-        result.steps.push(StepResult {
-            command: step.clone(),
-            stdout: ran.out.stdout,
-            stderr: ran.out.stderr,
-            duration_ms: ran.out.elapsed.as_millis() as i64,
-            stdout_truncated: ran.out.stdout_truncated,
-            stderr_truncated: ran.out.stderr_truncated,
-            exit_code: ran.exit_code,
-            timed_out: ran.timed_out,
-        });
-        if ran.timed_out {
-            result.outcome = ProjectOutcome::TimedOut;
-            result.outcome_detail = format!(
-                "step {n} was still running at the run's deadline of {} ms",
-                ctx.timeout.as_millis()
-            );
-            break;
-        }
-        if ran.exit_code != 0 {
-            result.outcome_detail = format!("step {n} exited with code {}", ran.exit_code);
-            break;
-        }
-    }
-    Ok(result)
+    let runner = GuestSteps { live, with_grant };
+    steps::run(&runner, &job.steps, deadline, ctx.timeout.as_millis()).await
 }
 
 /// Checks and reads the project's artifacts into `result`.
