@@ -39,11 +39,15 @@ fn main() -> ExitCode {
             print!("{}", settings::help());
             return ExitCode::SUCCESS;
         }
+        ["-V"] | ["--version"] => {
+            println!("{}", version());
+            return ExitCode::SUCCESS;
+        }
         ["--check"] => return check(false),
         ["--check", "--json"] | ["--json", "--check"] => return check(true),
         _ => {
             eprintln!(
-                "plimsolld takes no arguments but -h and --check [--json]; it is configured by environment variables (see plimsolld -h)"
+                "plimsolld takes no arguments but -h, --version and --check [--json]; it is configured by environment variables (see plimsolld -h)"
             );
             return ExitCode::from(2);
         }
@@ -68,6 +72,26 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The git commit this binary was built from (see `build.rs`).
+pub(crate) const COMMIT: &str = env!("PLIMSOLL_GIT_COMMIT");
+
+/// The providers this build carries, by name.
+pub(crate) fn providers() -> Vec<&'static str> {
+    plimsoll_core::provider::PLUGINS
+        .iter()
+        .map(|p| p.name)
+        .collect()
+}
+
+/// `plimsolld --version`: the version, the commit and the providers built in.
+fn version() -> String {
+    format!(
+        "plimsolld {} (commit {COMMIT}; providers: {})",
+        env!("CARGO_PKG_VERSION"),
+        providers().join(", ")
+    )
 }
 
 /// The multi-threaded tokio runtime, or `None` after saying why on stderr.
@@ -177,6 +201,9 @@ async fn serve(settings: Settings) -> Result<(), String> {
         .unwrap_or_default();
     let ready = engine.ready().await;
     tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        commit = COMMIT,
+        providers = %providers().join(","),
         describe = %describe,
         ready = ready.is_ok(),
         auth = %settings.verifier.describe(),

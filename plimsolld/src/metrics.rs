@@ -68,11 +68,13 @@ pub fn render(engine: &Engine) -> String {
     metric(
         "plimsoll_build_info",
         "gauge",
-        "Build and provider.",
+        "The build (version, git commit, providers built in) and the provider serving.",
         &[(
             format!(
-                "{{version=\"{}\",provider=\"{}\",isolation=\"{}\"}}",
+                "{{version=\"{}\",commit=\"{}\",providers=\"{}\",provider=\"{}\",isolation=\"{}\"}}",
                 env!("CARGO_PKG_VERSION"),
+                crate::COMMIT,
+                crate::providers().join(","),
                 engine.provider_name(),
                 engine.isolation()
             ),

@@ -189,6 +189,7 @@ pub fn help() -> String {
         "plimsolld: serves plimsoll on the plimsoll.v1 Connect wire.\n\n\
          Usage: plimsolld            (configured only by environment variables)\n\
          \x20      plimsolld -h         (this text)\n\
+         \x20      plimsolld --version  (the version, git commit and providers built in)\n\
          \x20      plimsolld --check [--json]\n\
          \x20                           (the doctor: checks this host for each provider without\n\
          \x20                           serving; one ok/warn/fail line per check; exit 0 when\n\

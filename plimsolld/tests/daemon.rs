@@ -178,6 +178,28 @@ fn startup_is_strict_and_names_the_variable() {
     );
     let out = command(&[]).arg("--serve").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+    let version = command(&[]).arg("--version").output().unwrap();
+    assert!(version.status.success());
+    let version = String::from_utf8(version.stdout).unwrap();
+    let commit = version
+        .split("(commit ")
+        .nth(1)
+        .and_then(|r| r.split(';').next())
+        .unwrap_or_default();
+    assert!(
+        version.starts_with(concat!(
+            "plimsolld ",
+            env!("CARGO_PKG_VERSION"),
+            " (commit "
+        )) && (commit == "unknown"
+            || commit.trim_end_matches("-dirty").len() == 12
+                && commit
+                    .trim_end_matches("-dirty")
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit()))
+            && version.contains("providers: disabled, wasm, docker"),
+        "{version}"
+    );
     let help = command(&[]).arg("-h").output().unwrap();
     assert!(help.status.success());
     let text = String::from_utf8(help.stdout).unwrap();
@@ -346,6 +368,12 @@ fn metrics_listener_serves_prometheus_text() {
         "plimsoll_shed_total{reason=\"at_capacity\"} 0",
         "plimsoll_shed_total{reason=\"rate\"} 0",
         "provider=\"disabled\",isolation=\"none\"",
+        concat!(
+            "plimsoll_build_info{version=\"",
+            env!("CARGO_PKG_VERSION"),
+            "\",commit=\""
+        ),
+        "providers=\"disabled,wasm,docker,e2b,dockercloud,openshell\"",
     ] {
         assert!(text.contains(line), "missing {line:?} in\n{text}");
     }
