@@ -3,8 +3,8 @@
 #
 #   bash scripts/test.sh
 #
-# 1. prepares the host (idempotent; skipped with PLIMSOLL_SKIP_SETUP=1, which
-#    .ci/run sets after doing it itself): docker.io, runsc registered with
+# 1. prepares the host, and says so before it starts (idempotent; skipped with
+#    PLIMSOLL_SKIP_SETUP=1, which .ci/run sets after doing it itself): docker.io, runsc registered with
 #    dockerd, dockerd started, the wasm guest toolchain, valgrind, a Python
 #    virtualenv with plimsoll-client==0.23.0, and the sandbox images;
 # 2. formatting, clippy, every Rust test (the docker tests run under runc and
@@ -33,6 +33,14 @@ step() { printf '\n== [%ss] %s\n' "$(( $(date +%s) - SUITE_START ))" "$*"; }
 
 if [ "${PLIMSOLL_SKIP_SETUP:-0}" != 1 ]; then
   step "host setup"
+  cat >&2 <<'NOTE'
+This prepares the host first: it installs the Debian packages it lacks
+(docker.io, runsc, valgrind, golang-go, containerd and the wasm guest's
+toolchain), rewrites /etc/docker/daemon.json to register runsc and (re)starts
+dockerd, and builds the local images and Python virtualenvs under target/.
+It needs root. On a host already prepared, skip
+this with PLIMSOLL_SKIP_SETUP=1 bash scripts/test.sh.
+NOTE
   PLIMSOLL_VENV=$(bash .ci/setup-host.sh)
   export PLIMSOLL_VENV
   bash images/build.sh
