@@ -1,4 +1,4 @@
-//! Records the git commit plimsolld is built from (`PLIMSOLL_GIT_COMMIT`:
+//! Records the git commit plimsolld is built from (`BUILD_GIT_COMMIT`:
 //! 12 hex digits, `-dirty` when the tree had changes, or `unknown` outside a
 //! git checkout), for `plimsolld --version`, the startup log and the
 //! `plimsoll_build_info` metric.
@@ -30,5 +30,5 @@ fn main() {
         }
         _ => "unknown".to_owned(),
     };
-    println!("cargo:rustc-env=PLIMSOLL_GIT_COMMIT={commit}");
+    println!("cargo:rustc-env=BUILD_GIT_COMMIT={commit}");
 }

@@ -75,7 +75,7 @@ fn main() -> ExitCode {
 }
 
 /// The git commit this binary was built from (see `build.rs`).
-pub(crate) const COMMIT: &str = env!("PLIMSOLL_GIT_COMMIT");
+pub(crate) const COMMIT: &str = env!("BUILD_GIT_COMMIT");
 
 /// The providers this build carries, by name.
 pub(crate) fn providers() -> Vec<&'static str> {
