@@ -12,7 +12,7 @@
 #    targets' seeds as regression tests and a bounded run of every target
 #    (FUZZ_SECONDS each, 15 by default; docs/fuzzing.md has the long form);
 # 3. the C ABI: header drift, the C suite under valgrind and AddressSanitizer,
-#    the Go wrapper under the race detector;
+#    the Go module (bindings-go) under the race detector;
 # 4. the Python and Node bindings' own suites (wasm and docker, embedded and
 #    remote, records, chains, every error class);
 # 5. a smoke run of every benchmark and example (short form, no timing
@@ -108,8 +108,8 @@ mkdir -p "$PLIMSOLL_SESSION_VECTORS_OUT"
 step "C ABI: C suite under valgrind and AddressSanitizer"
 bash tests/c/run.sh
 
-step "C ABI: Go wrapper under the race detector"
-bash tests/go/run.sh
+step "C ABI: the Go module (bindings-go) under the race detector"
+bash bindings-go/test.sh
 
 step "bindings: Python (PyO3) and Node (napi-rs)"
 bash bindings-python/test.sh

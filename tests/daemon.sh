@@ -1,4 +1,4 @@
-# Sourced by tests/c/run.sh and tests/go/run.sh: starts three plimsolld on
+# Sourced by tests/c/run.sh and bindings-go/test.sh: starts three plimsolld on
 # free loopback ports with one random bearer token, and stops them on exit:
 #
 #   PLIMSOLL_TEST_URL           the disabled provider (every run refused)

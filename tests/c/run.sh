@@ -18,6 +18,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 LIB=$CARGO_TARGET_DIR/debug
+PREFIX=$CARGO_TARGET_DIR/capi-dev
 OUT=$CARGO_TARGET_DIR/c-tests
 mkdir -p "$OUT"
 
@@ -27,17 +28,25 @@ done
 
 echo "== build libplimsoll and plimsolld"
 cargo build -p plimsoll-capi -p plimsolld
+echo "== install it under $PREFIX (scripts/install-capi.sh), found with pkg-config as a user's build finds it"
+PREFIX=$PREFIX PROFILE=dev PLIMSOLL_CAPI_NO_BUILD=1 bash scripts/install-capi.sh
+export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
 
-CFLAGS=(-std=c11 -Wall -Wextra -Werror -pedantic -g -I"$ROOT/include")
-# The static library's system dependencies (rustc --print native-static-libs).
-STATIC_LIBS=(-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc)
+read -r -a PC_CFLAGS <<<"$(pkg-config --cflags plimsoll)"
+read -r -a PC_LIBS <<<"$(pkg-config --libs plimsoll)"
+# The static library's system dependencies (plimsoll.pc's Libs.private).
+read -r -a STATIC_LIBS <<<"$(pkg-config --static --libs-only-l plimsoll | sed 's/-lplimsoll//')"
+CFLAGS=(-std=c11 -Wall -Wextra -Werror -pedantic -g "${PC_CFLAGS[@]}")
 
 echo "== compile (shared, for valgrind)"
-gcc "${CFLAGS[@]}" tests/c/test_plimsoll.c -L"$LIB" -lplimsoll -Wl,-rpath,"$LIB" -lpthread \
+gcc "${CFLAGS[@]}" tests/c/test_plimsoll.c "${PC_LIBS[@]}" -Wl,-rpath,"$PREFIX/lib" -lpthread \
   -o "$OUT/test_shared"
+# The soname is what the program asks the loader for.
+readelf -d "$OUT/test_shared" | grep -q 'NEEDED.*\[libplimsoll\.so\.0\]' \
+  || { echo "test_shared does not need libplimsoll.so.0:" >&2; readelf -d "$OUT/test_shared" >&2; exit 1; }
 echo "== compile (static, AddressSanitizer)"
 gcc "${CFLAGS[@]}" -fsanitize=address -fno-omit-frame-pointer tests/c/test_plimsoll.c \
-  "$LIB/libplimsoll.a" "${STATIC_LIBS[@]}" -o "$OUT/test_asan"
+  "$PREFIX/lib/libplimsoll.a" "${STATIC_LIBS[@]}" -o "$OUT/test_asan"
 if command -v clang >/dev/null; then
   echo "== clang -fsyntax-only"
   clang "${CFLAGS[@]}" -fsyntax-only tests/c/test_plimsoll.c

@@ -48,31 +48,38 @@ type Session struct {
 }
 
 // OpenSession opens a session. ErrUnsupported (or ErrDisabled) where the
-// provider keeps no sessions.
-func (c *Client) OpenSession(opts SessionOptions) (*Session, error) {
+// provider keeps no sessions. Opening may wait for a sandbox; when ctx ends
+// first, OpenSession returns ErrCancelled (or ErrDeadlineExceeded) and the
+// session, once open, is closed again.
+func (c *Client) OpenSession(ctx context.Context, opts SessionOptions) (*Session, error) {
 	j, err := opts.json()
 	if err != nil {
 		return nil, &Error{code: InvalidArgument, message: err.Error(), refusal: RefusalRequest}
 	}
 	var s *Session
-	err = c.use(func(p *C.plimsoll_client) error {
-		cj, free := cstr(j)
-		defer free()
-		var ptr *C.plimsoll_session
-		var cerr *C.plimsoll_error
-		if err := check(C.plimsoll_client_open_session(p, cj, &ptr, &cerr), cerr); err != nil {
-			return err
-		}
-		s = &Session{
-			ptr:         ptr,
-			client:      c,
-			fingerprint: C.GoString(C.plimsoll_session_fingerprint(ptr)),
-			isolation:   C.GoString(C.plimsoll_session_isolation(ptr)),
-		}
-		runtime.SetFinalizer(s, func(s *Session) { s.free() })
-		return nil
-	})
-	return s, err
+	err = await(ctx, "opening a session", func() error {
+		return c.use(func(p *C.plimsoll_client) error {
+			cj, free := cstr(j)
+			defer free()
+			var ptr *C.plimsoll_session
+			var cerr *C.plimsoll_error
+			if err := check(C.plimsoll_client_open_session(p, cj, &ptr, &cerr), cerr); err != nil {
+				return err
+			}
+			s = &Session{
+				ptr:         ptr,
+				client:      c,
+				fingerprint: C.GoString(C.plimsoll_session_fingerprint(ptr)),
+				isolation:   C.GoString(C.plimsoll_session_isolation(ptr)),
+			}
+			runtime.SetFinalizer(s, func(s *Session) { s.free() })
+			return nil
+		})
+	}, func() { _ = s.Close() })
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Fingerprint names the session in its records (SHA-256 of its id).

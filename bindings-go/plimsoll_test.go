@@ -85,7 +85,7 @@ func TestVersion(t *testing.T) {
 
 func mustEngine(t *testing.T, cfg map[string]string) *Client {
 	t.Helper()
-	c, err := NewEngine(cfg)
+	c, err := NewEngine(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("engine: %v", err)
 	}
@@ -114,19 +114,19 @@ func expectRefusal(t *testing.T, run func(context.Context, *Request) (*Response,
 }
 
 func TestConfigErrors(t *testing.T) {
-	_, err := NewEngine(map[string]string{"SANDBOX_BOGUS": "1"})
+	_, err := NewEngine(context.Background(), map[string]string{"SANDBOX_BOGUS": "1"})
 	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "SANDBOX_BOGUS") {
 		t.Errorf("unknown key: %v", err)
 	}
-	_, err = NewEngine(map[string]string{"SANDBOX_PROVIDER": "magic"})
+	_, err = NewEngine(context.Background(), map[string]string{"SANDBOX_PROVIDER": "magic"})
 	if !errors.Is(err, ErrConfig) {
 		t.Errorf("unknown provider: %v", err)
 	}
-	_, err = NewEngine(map[string]string{"SANDBOX_MIN_ISOLATION": "vm"})
+	_, err = NewEngine(context.Background(), map[string]string{"SANDBOX_MIN_ISOLATION": "vm"})
 	if !errors.Is(err, ErrInsufficientIsolation) {
 		t.Errorf("below the minimum: %v", err)
 	}
-	_, err = NewEngine(map[string]string{"SANDBOX_PROVIDER": "\xff"})
+	_, err = NewEngine(context.Background(), map[string]string{"SANDBOX_PROVIDER": "\xff"})
 	if !errors.Is(err, ErrInvalidUTF8) {
 		t.Errorf("invalid UTF-8: %v", err)
 	}
@@ -154,13 +154,13 @@ func refusalsBeforeDispatch(t *testing.T, c *Client) {
 
 func TestDisabledEngine(t *testing.T) {
 	c := mustEngine(t, nil)
-	d, err := c.Describe()
+	d, err := c.Describe(context.Background())
 	if err != nil || d.Sandbox != "disabled" || d.Isolation != "none" || d.Protocol != 4 || d.SupportsSessions {
 		t.Fatalf("describe: %+v %v", d, err)
 	}
 	expectRefusal(t, c.Run, &Request{JavaScript: "console.log(6*7)"}, ErrDisabled, RefusalUnsupported)
 	refusalsBeforeDispatch(t, c)
-	_, err = c.OpenSession(SessionOptions{})
+	_, err = c.OpenSession(context.Background(), SessionOptions{})
 	if !errors.Is(err, ErrDisabled) {
 		t.Errorf("session: %v", err)
 	}
@@ -204,7 +204,7 @@ func TestClosedClientAndFinalizers(t *testing.T) {
 	}
 	// Handles left to the collector are freed by their finalizers.
 	for i := 0; i < 3; i++ {
-		if _, err := NewEngine(nil); err != nil {
+		if _, err := NewEngine(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := NewChain("abc"); err != nil {
@@ -262,13 +262,13 @@ func TestRemote(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	d, err := c.Describe()
+	d, err := c.Describe(context.Background())
 	if err != nil || d.Sandbox != "disabled" || d.Protocol != 4 {
 		t.Fatalf("describe: %+v %v", d, err)
 	}
 	expectRefusal(t, c.Run, &Request{JavaScript: "console.log(6*7)"}, ErrDisabled, RefusalUnsupported)
 	refusalsBeforeDispatch(t, c)
-	if _, err := c.OpenSession(SessionOptions{}); !errors.Is(err, ErrDisabled) {
+	if _, err := c.OpenSession(context.Background(), SessionOptions{}); !errors.Is(err, ErrDisabled) {
 		t.Errorf("session: %v", err)
 	}
 	concurrently(t, c, "1", ErrDisabled)
@@ -294,7 +294,7 @@ func wasmEngine(t *testing.T, extra map[string]string) *Client {
 	for k, v := range extra {
 		cfg[k] = v
 	}
-	c, err := NewEngine(cfg)
+	c, err := NewEngine(context.Background(), cfg)
 	if err != nil {
 		if os.Getenv("PLIMSOLL_TEST_WASM") == "1" {
 			t.Fatalf("wasm engine: %v", err)
@@ -324,7 +324,7 @@ func TestWasmRemote(t *testing.T) {
 
 // Real snippets on a wasm engine or daemon: answers, records, refusals.
 func wasmChecks(t *testing.T, c *Client) {
-	d, err := c.Describe()
+	d, err := c.Describe(context.Background())
 	if err != nil || d.Sandbox != "wasm" || d.Isolation != "process" {
 		t.Fatalf("describe: %+v %v", d, err)
 	}
@@ -412,21 +412,21 @@ func TestWasmRateLimitSheds(t *testing.T) {
 // A typed refusal where the provider keeps no sessions (wasm).
 func TestSessionsRefusedOnWasm(t *testing.T) {
 	c := wasmEngine(t, nil)
-	d, err := c.Describe()
+	d, err := c.Describe(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.SupportsSessions {
 		t.Fatalf("the wasm provider claims sessions")
 	}
-	if _, err := c.OpenSession(SessionOptions{}); !errors.Is(err, ErrUnsupported) {
+	if _, err := c.OpenSession(context.Background(), SessionOptions{}); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("open on a provider without sessions: %v", err)
 	}
 }
 
 // A real session on docker (runc): calls chain, close summarises, a closed session refuses.
 func TestSessions(t *testing.T) {
-	c, err := NewEngine(map[string]string{
+	c, err := NewEngine(context.Background(), map[string]string{
 		"SANDBOX_PROVIDER":     "docker",
 		"SANDBOX_MAX_SESSIONS": "2",
 		"SANDBOX_RATE_PER_MIN": "0",
@@ -435,14 +435,14 @@ func TestSessions(t *testing.T) {
 		t.Fatalf("docker engine with sessions: %v", err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	d, err := c.Describe()
+	d, err := c.Describe(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !d.SupportsSessions {
 		t.Fatalf("the docker provider with SANDBOX_MAX_SESSIONS=2 reports no sessions")
 	}
-	s, err := c.OpenSession(SessionOptions{MinimumIsolation: d.Isolation})
+	s, err := c.OpenSession(context.Background(), SessionOptions{MinimumIsolation: d.Isolation})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -535,7 +535,7 @@ func TestSharedVectorsGiveTheSameOutcome(t *testing.T) {
 // languages must match.
 func sessionVectors(t *testing.T, c *Client) string {
 	t.Helper()
-	d, err := c.Describe()
+	d, err := c.Describe(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -570,7 +570,7 @@ func sessionVectors(t *testing.T, c *Client) string {
 	if err := json.Unmarshal(raw, &v); err != nil || len(v.Calls) == 0 {
 		t.Fatalf("session vectors: %v", err)
 	}
-	s, err := c.OpenSession(SessionOptions{MinimumIsolation: v.Open.MinimumIsolation, SoftwareRule: &v.Open.SoftwareRule})
+	s, err := c.OpenSession(context.Background(), SessionOptions{MinimumIsolation: v.Open.MinimumIsolation, SoftwareRule: &v.Open.SoftwareRule})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -623,7 +623,7 @@ func TestSharedSessionCalls(t *testing.T) {
 	if url == "" || os.Getenv("PLIMSOLL_SESSION_VECTORS") == "" {
 		t.Fatal("PLIMSOLL_TEST_SESSIONS_URL or PLIMSOLL_SESSION_VECTORS is unset (tests/go/run.sh sets them)")
 	}
-	e, err := NewEngine(map[string]string{"SANDBOX_PROVIDER": "docker", "SANDBOX_DOCKER_RUNTIME": "runc", "SANDBOX_MAX_SESSIONS": "2", "SANDBOX_RATE_PER_MIN": "0"})
+	e, err := NewEngine(context.Background(), map[string]string{"SANDBOX_PROVIDER": "docker", "SANDBOX_DOCKER_RUNTIME": "runc", "SANDBOX_MAX_SESSIONS": "2", "SANDBOX_RATE_PER_MIN": "0"})
 	if err != nil {
 		t.Fatalf("docker engine: %v", err)
 	}
@@ -643,5 +643,40 @@ func TestSharedSessionCalls(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// Every blocking call gives up when its ctx ends: at once for a ctx already
+// done, and mid-call for a deadline that passes while the engine starts.
+func TestBlockingCallsHonourTheirContext(t *testing.T) {
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := NewEngine(done, nil); !errors.Is(err, ErrCancelled) {
+		t.Fatalf("NewEngine with a cancelled ctx: %v", err)
+	}
+	c, err := NewEngine(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Describe(done); !errors.Is(err, ErrCancelled) {
+		t.Fatalf("Describe with a cancelled ctx: %v", err)
+	}
+	if _, err := c.OpenSession(done, SessionOptions{}); !errors.Is(err, ErrCancelled) {
+		t.Fatalf("OpenSession with a cancelled ctx: %v", err)
+	}
+	// The wasm engine compiles its guest when it starts (hundreds of ms at
+	// least): a 1 ms deadline passes first, and the call returns at once.
+	short, stop := context.WithTimeout(context.Background(), time.Millisecond)
+	defer stop()
+	start := time.Now()
+	if _, err := NewEngine(short, map[string]string{"SANDBOX_PROVIDER": "wasm"}); !errors.Is(err, ErrDeadlineExceeded) {
+		t.Fatalf("NewEngine past its deadline: %v", err)
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Fatalf("NewEngine waited %v past a 1 ms deadline", waited)
+	}
+	if d, err := c.Describe(context.Background()); err != nil || d.Sandbox != "disabled" {
+		t.Fatalf("Describe: %v %v", d, err)
 	}
 }

@@ -7,12 +7,20 @@
 // see how much memory the C side holds, so call Close. Values (Response,
 // Description) are copied into Go memory and need no closing.
 //
-// Link: the package links -lplimsoll; point CGO_LDFLAGS at the directory
-// holding libplimsoll.so or libplimsoll.a (tests/go/run.sh does).
+// Every call that can block takes a context.Context: Run and Session.Run
+// cancel the run itself through the library's cancel switch; NewEngine,
+// Describe and OpenSession stop waiting and release what the abandoned call
+// made once it finishes.
+//
+// Build: the package finds libplimsoll with pkg-config (`#cgo pkg-config:
+// plimsoll`), so install the C library first (scripts/install-capi.sh puts the
+// header, libplimsoll.so.0, libplimsoll.a and plimsoll.pc under PREFIX) and set
+// PKG_CONFIG_PATH when PREFIX is not a system prefix. The module path is
+// example.invalid/plimsoll/bindings-go (the repository's path; see README.md):
+// use it with a replace directive pointing at this directory.
 package plimsoll
 
-// #cgo CFLAGS: -I${SRCDIR}/../../include
-// #cgo LDFLAGS: -lplimsoll
+// #cgo pkg-config: plimsoll
 // #include <stdlib.h>
 // #include "plimsoll.h"
 import "C"
@@ -42,13 +50,15 @@ type Client struct {
 // NewEngine starts an embedded engine from configuration pairs read as the
 // daemon reads its environment (SANDBOX_PROVIDER=wasm, SANDBOX_RATE_PER_MIN=0,
 // …). An empty configuration is the disabled provider: every run is refused
-// with ErrDisabled. The process environment is never read.
-func NewEngine(config map[string]string) (*Client, error) {
+// with ErrDisabled. The process environment is never read. Starting runs the
+// provider's startup proof (seconds for docker); when ctx ends first, NewEngine
+// returns ErrCancelled (or ErrDeadlineExceeded) and the engine, once started,
+// is closed again.
+func NewEngine(ctx context.Context, config map[string]string) (*Client, error) {
 	var cfg *C.plimsoll_config
 	if err := check(C.plimsoll_config_new(&cfg, nil), nil); err != nil {
 		return nil, err
 	}
-	defer C.plimsoll_config_free(cfg)
 	keys := make([]string, 0, len(config))
 	for k := range config {
 		keys = append(keys, k)
@@ -61,12 +71,17 @@ func NewEngine(config map[string]string) (*Client, error) {
 		C.free(unsafe.Pointer(ck))
 		C.free(unsafe.Pointer(cv))
 		if err := check(st, cerr); err != nil {
+			C.plimsoll_config_free(cfg)
 			return nil, err
 		}
 	}
 	var ptr *C.plimsoll_client
-	var cerr *C.plimsoll_error
-	if err := check(C.plimsoll_client_new_engine(cfg, &ptr, &cerr), cerr); err != nil {
+	err := await(ctx, "starting the engine", func() error {
+		defer C.plimsoll_config_free(cfg)
+		var cerr *C.plimsoll_error
+		return check(C.plimsoll_client_new_engine(cfg, &ptr, &cerr), cerr)
+	}, func() { C.plimsoll_client_free(ptr) })
+	if err != nil {
 		return nil, err
 	}
 	return newClient(ptr), nil
@@ -133,27 +148,33 @@ type Description struct {
 	JSON             string // the wire's DescribeResponse
 }
 
-// Describe asks what the engine or daemon serves.
-func (c *Client) Describe() (*Description, error) {
+// Describe asks what the engine or daemon serves (a network call for a
+// remote client; ctx bounds the wait).
+func (c *Client) Describe(ctx context.Context) (*Description, error) {
 	var d *Description
-	err := c.use(func(p *C.plimsoll_client) error {
-		var cd *C.plimsoll_description
-		var cerr *C.plimsoll_error
-		if err := check(C.plimsoll_client_describe(p, &cd, &cerr), cerr); err != nil {
-			return err
-		}
-		defer C.plimsoll_description_free(cd)
-		d = &Description{
-			Sandbox:          C.GoString(C.plimsoll_description_sandbox(cd)),
-			Isolation:        C.GoString(C.plimsoll_description_isolation(cd)),
-			Protocol:         uint32(C.plimsoll_description_protocol(cd)),
-			SupportsProject:  bool(C.plimsoll_description_supports_project(cd)),
-			SupportsSessions: bool(C.plimsoll_description_supports_sessions(cd)),
-			JSON:             C.GoString(C.plimsoll_description_json(cd)),
-		}
-		return nil
-	})
-	return d, err
+	err := await(ctx, "describe", func() error {
+		return c.use(func(p *C.plimsoll_client) error {
+			var cd *C.plimsoll_description
+			var cerr *C.plimsoll_error
+			if err := check(C.plimsoll_client_describe(p, &cd, &cerr), cerr); err != nil {
+				return err
+			}
+			defer C.plimsoll_description_free(cd)
+			d = &Description{
+				Sandbox:          C.GoString(C.plimsoll_description_sandbox(cd)),
+				Isolation:        C.GoString(C.plimsoll_description_isolation(cd)),
+				Protocol:         uint32(C.plimsoll_description_protocol(cd)),
+				SupportsProject:  bool(C.plimsoll_description_supports_project(cd)),
+				SupportsSessions: bool(C.plimsoll_description_supports_sessions(cd)),
+				JSON:             C.GoString(C.plimsoll_description_json(cd)),
+			}
+			return nil
+		})
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // Run runs a snippet or project and waits for its verified answer. A guest's

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Builds libplimsoll, starts a plimsolld for the remote tests, and runs the Go
-# wrapper's tests with the race detector and strict cgo pointer checks:
+# Builds libplimsoll, installs it (scripts/install-capi.sh, dev profile) under
+# target/capi-dev so the module finds it the way a user's build does, with
+# pkg-config, starts plimsolld for the remote tests, and runs the Go module's
+# tests and examples with the race detector and strict cgo pointer checks:
 #
-#   bash tests/go/run.sh [GO_MODULE_DIR]
+#   bash bindings-go/test.sh [GO_MODULE_DIR]
 #
-# GO_MODULE_DIR (default tests/go) is the wrapper to test; another copy is for
+# GO_MODULE_DIR (default bindings-go) is the module to test; another copy is for
 # checking this script itself (a copy with a build error must fail it).
 # Exits non-zero when go vet or go test does (a build, link or cgo error, a
 # panic or timeout outside a test, a failed test), whatever the output says.
@@ -12,7 +14,7 @@
 # for Go modules (the module has no dependencies).
 set -euo pipefail
 GO_DIR=$(cd "${1:-$(dirname "$0")}" && pwd)
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 LIB=$CARGO_TARGET_DIR/debug
@@ -25,6 +27,9 @@ go version
 
 echo "== build libplimsoll and plimsolld"
 cargo build -p plimsoll-capi -p plimsolld
+PREFIX=$CARGO_TARGET_DIR/capi-dev PROFILE=dev PLIMSOLL_CAPI_NO_BUILD=1 bash scripts/install-capi.sh
+export PKG_CONFIG_PATH=$CARGO_TARGET_DIR/capi-dev/lib/pkgconfig
+pkg-config --modversion plimsoll
 
 mkdir -p "$CARGO_TARGET_DIR/go-tests"
 # shellcheck source=tests/daemon.sh
@@ -36,7 +41,7 @@ OUT=$CARGO_TARGET_DIR/go-tests/test.out
 export CGO_ENABLED=1 GOPROXY=off GOFLAGS=-mod=mod GODEBUG=cgocheck=2 PLIMSOLL_TEST_WASM=1
 export PLIMSOLL_VECTORS=$ROOT/tests/vectors/verify.json
 export PLIMSOLL_SESSION_VECTORS=$ROOT/tests/vectors/sessions.json
-export CGO_LDFLAGS="-L$LIB -Wl,-rpath,$LIB"
+export CGO_LDFLAGS="-Wl,-rpath,$CARGO_TARGET_DIR/capi-dev/lib"
 echo "== go vet"
 go vet ./...
 echo "== go test -race"

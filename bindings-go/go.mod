@@ -1,0 +1,3 @@
+module example.invalid/plimsoll/bindings-go
+
+go 1.19

@@ -1,3 +1,0 @@
-module example.invalid/plimsoll-go
-
-go 1.19
