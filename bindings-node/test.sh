@@ -23,10 +23,10 @@ npm ci --no-audit --no-fund
 step "build the addon (napi build, dev profile)"
 npm run build
 
-step "generated index.d.ts and index.js are committed"
-git diff --exit-code -- index.d.ts index.js
+step "generated native.d.ts and native.js are committed"
+git diff --exit-code -- native.d.ts native.js
 
-step "TypeScript consumer against index.d.ts"
+step "TypeScript consumers (require and import) against index.d.ts and index.d.mts"
 npm run typecheck
 
 step "plimsolld for the remote tests"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Python binding into a virtualenv and runs every check on it:
-# stubtest on the committed stubs, mypy --strict on a usage file, and pytest
+# stubtest on the committed stubs, their docstrings against the module's,
+# mypy --strict on a usage file, and pytest
 # (real wasm runs embedded and against a real plimsolld, records and chains,
 # every error class, interop with the published plimsoll-client 0.23.0).
 #
@@ -19,7 +20,7 @@ step() { printf '\n== bindings-python: %s\n' "$*"; }
 step "virtualenv $VENV"
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-  "maturin>=1.9,<2" "pytest>=8" "pytest-asyncio>=0.23" "mypy>=1.10" "plimsoll-client==0.23.0"
+  "maturin==1.16.0" "pytest>=8" "pytest-asyncio>=0.23" "mypy>=1.10" "plimsoll-client==0.23.0"
 
 step "build the extension (maturin develop, dev profile)"
 VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" maturin develop -q
@@ -28,8 +29,9 @@ step "plimsolld for the remote tests"
 export PLIMSOLLD=${PLIMSOLLD:-$CARGO_TARGET_DIR/debug/plimsolld}
 (cd "$ROOT" && cargo build -q -p plimsolld)
 
-step "stubs: stubtest and mypy --strict"
+step "stubs: stubtest, docstrings (stubdoc.py --check) and mypy --strict"
 "$VENV/bin/python" -m mypy.stubtest plimsoll._native
+"$VENV/bin/python" stubdoc.py --check
 (cd tests && "$VENV/bin/python" -m mypy --strict typing_usage.py)
 
 step "pytest"

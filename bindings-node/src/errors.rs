@@ -43,9 +43,38 @@ pub fn to_js(env: &Env, e: &CoreError) -> Error {
     build(env, e).unwrap_or_else(|err| err)
 }
 
+/// The error classes the package's entry (index.js) registers, `{ [code]:
+/// class }` with `config` for [`config_to_js`], held for the Node environment
+/// (each worker thread has its own).
+struct Classes(ObjectRef<false>);
+
+/// Registers the classes every error is made an instance of (`err instanceof
+/// PlimsollError`, one subclass per code). index.js calls it once; loaded
+/// without it, errors are plain `Error` objects with the same fields.
+#[napi]
+pub fn register_error_classes(env: Env, classes: Object) -> Result<()> {
+    env.set_instance_data(Classes(classes.create_ref()?), (), |_| {})
+}
+
+/// A new error object with `message`: `new Class(message)` of the class
+/// registered for `code`, or a plain `Error`.
+fn new_error<'env>(env: &'env Env, code: &str, status: Status, message: &str) -> Result<Object<'env>> {
+    if let Some(Classes(classes)) = env.get_instance_data::<Classes>()? {
+        let classes = classes.get_value(env)?;
+        if let Some(class) = classes.get::<Function<'_, String, Unknown<'_>>>(code)? {
+            let made = class.new_instance(message.to_owned())?;
+            if made.get_type()? == ValueType::Object {
+                // SAFETY: `made` is an object (checked just above).
+                return unsafe { made.cast::<Object<'env>>() };
+            }
+        }
+    }
+    env.create_error(Error::new(status, message))
+}
+
 fn build(env: &Env, e: &CoreError) -> Result<Error> {
     let code = e.code();
-    let mut obj = env.create_error(Error::new(Status::GenericFailure, e.message()))?;
+    let mut obj = new_error(env, code.as_str(), Status::GenericFailure, e.message())?;
     obj.set_named_property("name", error_name(code))?;
     obj.set_named_property("code", code.as_str())?;
     obj.set_named_property("codeNumber", code.number())?;
@@ -58,7 +87,7 @@ fn build(env: &Env, e: &CoreError) -> Result<Error> {
 /// A configuration error: `err.code === "config"`, `err.variable` names the variable.
 pub fn config_to_js(env: &Env, variable: &str, message: &str) -> Error {
     let build = || -> Result<Error> {
-        let mut obj = env.create_error(Error::new(Status::InvalidArg, message))?;
+        let mut obj = new_error(env, "config", Status::InvalidArg, message)?;
         obj.set_named_property("name", "ConfigError")?;
         obj.set_named_property("code", "config")?;
         obj.set_named_property("variable", variable)?;

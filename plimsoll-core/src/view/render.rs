@@ -59,7 +59,12 @@ fn python_type(ty: Ty) -> &'static str {
     }
 }
 
-/// The results part of the Python stub. Artifacts and module rows are
+/// A table's doc as a Python docstring literal (IDEs and `help()` show it).
+fn python_doc(doc: &str) -> String {
+    format!("\"\"\"{}\"\"\"", doc.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// The results part of the Python stub, docstrings included. Artifacts and module rows are
 /// tuples in Python, so they have no class of their own there.
 pub fn python_stub() -> String {
     let mut out = String::new();
@@ -73,10 +78,12 @@ pub fn python_stub() -> String {
             (n, None) => format!("@final\nclass {n}:\n"),
         };
         out.push_str(&head);
-        for (name, ty, _) in &s.fields {
+        out.push_str(&format!("    {}\n\n", python_doc(s.doc)));
+        for (name, ty, doc) in &s.fields {
             out.push_str(&format!(
-                "    @property\n    def {name}(self) -> {}: ...\n",
-                python_type(*ty)
+                "    @property\n    def {name}(self) -> {}:\n        {}\n",
+                python_type(*ty),
+                python_doc(doc)
             ));
         }
         out.push('\n');
