@@ -14,7 +14,10 @@
 # 3. the C ABI: header drift, the C suite under valgrind and AddressSanitizer,
 #    the Go module (bindings-go) under the race detector;
 # 4. the Python and Node bindings' own suites (wasm and docker, embedded and
-#    remote, records, chains, every error class);
+#    remote, records, chains, every error class); then every artifact (wheel,
+#    sdist, npm tarballs, C install tree, Go module, plimsolld image) built
+#    once and installed in a throwaway container with none of the build
+#    toolchain (tests/dist/run.sh), its wall time printed;
 # 5. a smoke run of every benchmark and example (short form, no timing
 #    assertion), a bounded admission load test that must answer runs as well
 #    as shed them, a bounded soak (wasm and runc), and the interop suite: the published Python client against a real plimsolld on
@@ -85,6 +88,9 @@ prebuilt() { # prebuilt NAME: waits for it; fails with its log if it failed
   fi
   echo "the $1 build, started early: $(tail -n 1 "$ROOT/target/prebuild-$1.log")"
 }
+# The throwaway image the artifacts are installed on (apt over the network,
+# about 90 s, nearly no CPU) is built meanwhile too.
+prebuild consumer bash tests/dist/run.sh --image
 prebuild fuzz env FUZZ_BUILD_ONLY=1 FUZZ_PROFILE="${FUZZ_PROFILE:-quick}" bash scripts/fuzz.sh
 # Every test binary runs, so one failure does not hide another's.
 cargo test --no-fail-fast
@@ -117,6 +123,13 @@ bash bindings-node/test.sh
 
 step "the same session calls from Python, Node, C and Go, embedded and remote"
 python3 tests/vectors/compare.py "$PLIMSOLL_SESSION_VECTORS_OUT"
+
+step "artifacts: every one built once (scripts/dist.sh, the suite's dev profile) and installed where no build toolchain is"
+dist_start=$SECONDS
+PROFILE=dev bash scripts/dist.sh
+prebuilt consumer
+bash tests/dist/run.sh
+echo "artifacts: built and checked in $((SECONDS - dist_start)) s"
 
 step "benchmarks and examples: smoke runs (short form, dev/test profile, no timing assertion)"
 # Every bench and example runs here once in a short form so none can rot; the
