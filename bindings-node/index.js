@@ -43,33 +43,18 @@ class PlimsollError extends Error {}
 /** An engine configuration plimsoll cannot start with; `variable` names the variable. */
 class ConfigError extends Error {}
 
-// One class per code (`errorCodes()` lists them; a test checks both agree).
-const CLASSES = {}
-for (const [code, name] of [
-  ['invalid_request', 'InvalidRequestError'],
-  ['protocol_missing', 'ProtocolMissingError'],
-  ['protocol_mismatch', 'ProtocolMismatchError'],
-  ['unauthenticated', 'UnauthenticatedError'],
-  ['permission_denied', 'PermissionDeniedError'],
-  ['disabled', 'DisabledError'],
-  ['unsupported', 'UnsupportedError'],
-  ['insufficient_isolation', 'InsufficientIsolationError'],
-  ['software_mismatch', 'SoftwareMismatchError'],
-  ['at_capacity', 'AtCapacityError'],
-  ['session_ended', 'SessionEndedError'],
-  ['infrastructure', 'InfrastructureError'],
-  ['cancelled', 'AbortError'],
-  ['deadline_exceeded', 'DeadlineExceededError'],
-  ['record_mismatch', 'RecordMismatchError'],
-  ['isolation_evidence_mismatch', 'IsolationEvidenceMismatchError'],
-  ['transport', 'TransportError'],
-]) {
+Object.defineProperty(PlimsollError.prototype, 'name', { value: 'PlimsollError', writable: true, configurable: true })
+Object.defineProperty(ConfigError.prototype, 'name', { value: 'ConfigError', writable: true, configurable: true })
+
+// One class per code, named as the native side names it (`errorCodes()`, one
+// match in src/errors.rs): the classes and the codes cannot drift apart.
+const CLASSES = { config: ConfigError }
+for (const { name: code, errorName } of native.errorCodes()) {
   const cls = class extends PlimsollError {}
-  Object.defineProperty(cls, 'name', { value: name })
+  Object.defineProperty(cls, 'name', { value: errorName })
+  Object.defineProperty(cls.prototype, 'name', { value: errorName, writable: true, configurable: true })
   CLASSES[code] = cls
 }
-
-CLASSES.config = ConfigError
 native.registerErrorClasses(CLASSES)
 
 const { registerErrorClasses: _, ...api } = native

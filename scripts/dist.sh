@@ -45,7 +45,7 @@ python_dist() {
   }
   rm -rf "$DIST/python" && mkdir -p "$DIST/python"
   say "python: wheel ($PROFILE)"
-  (cd bindings-python && "$venv/bin/maturin" build -q --profile "$PROFILE" --strip --out "$DIST/python")
+  (cd bindings-python && "$venv/bin/maturin" build -q --profile "$PROFILE" --strip --compatibility pypi --auditwheel check --out "$DIST/python")
   say "python: sdist"
   (cd bindings-python && "$venv/bin/maturin" sdist --out "$DIST/python" >/dev/null 2>&1 || "$venv/bin/maturin" sdist --out "$DIST/python")
   # cargo's package list leaves out plimsoll-core/guest (a crate of its own,

@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -16,6 +16,7 @@ import esmDefault from 'plimsoll'
 import { WASM } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
+const types = readFileSync(new URL('../index.d.ts', import.meta.url), 'utf8')
 const cjs = require('plimsoll')
 
 test('require and import give the same objects', () => {
@@ -44,6 +45,10 @@ test('one exported class per code, each a PlimsollError', () => {
     assert.equal(err.name, c.errorName)
     assert.ok(typeof err.stack === 'string')
     for (const other of codes) if (other !== c) assert.ok(!(err instanceof cjs[other.errorName]), `${c.name} is not ${other.name}`)
+    assert.ok(
+      types.includes(`export declare class ${c.errorName} extends PlimsollError {\n  readonly code: '${c.name}'\n}`),
+      `index.d.ts declares ${c.errorName} with code '${c.name}'`,
+    )
   }
 })
 
