@@ -28,6 +28,8 @@ CLIENT_VERSION="0.23.0"
 E2B_SDK_VERSION="2.63.0"
 # The vendor client that checks the OpenShell stand-in (tests/standins/openshell_client.py).
 OPENSHELL_VERSION="0.1.5"
+# The OpenMetrics parser that reads plimsolld's /metrics (tests/interop/test_metrics.py).
+PROMETHEUS_CLIENT_VERSION="0.26.0"
 # The vendor client that checks the Docker Cloud stand-in's Connect contract
 # (tests/standins/dockercloud_sbx.py). It pins connectrpc and protobuf to
 # versions the e2b SDK does not take, so it has its own venv.
@@ -265,7 +267,7 @@ stage_verify() {
 
 # ---------------------------------------------------------------- venv
 venv_has_deps() {
-  "$VENV/bin/python" - "$CLIENT_VERSION" "$E2B_SDK_VERSION" "$OPENSHELL_VERSION" >/dev/null 2>&1 <<'EOF'
+  "$VENV/bin/python" - "$CLIENT_VERSION" "$E2B_SDK_VERSION" "$OPENSHELL_VERSION" "$PROMETHEUS_CLIENT_VERSION" >/dev/null 2>&1 <<'EOF'
 import sys
 from importlib.metadata import version
 assert version("plimsoll-client") == sys.argv[1]
@@ -273,7 +275,8 @@ version("pytest")
 version("pyjwt")
 assert version("e2b") == sys.argv[2]
 assert version("openshell") == sys.argv[3]
-import plimsoll_client, pytest, jwt, e2b, openshell
+assert version("prometheus-client") == sys.argv[4]
+import plimsoll_client, pytest, jwt, e2b, openshell, prometheus_client
 EOF
 }
 
@@ -285,12 +288,12 @@ stage_venv() {
     python3 -m venv "$VENV"
   fi
   if venv_has_deps; then
-    log "venv already has plimsoll-client==$CLIENT_VERSION, e2b==$E2B_SDK_VERSION, openshell==$OPENSHELL_VERSION, pytest and pyjwt"
+    log "venv already has plimsoll-client==$CLIENT_VERSION, e2b==$E2B_SDK_VERSION, openshell==$OPENSHELL_VERSION, prometheus-client==$PROMETHEUS_CLIENT_VERSION, pytest and pyjwt"
   else
-    log "pip install plimsoll-client==$CLIENT_VERSION e2b==$E2B_SDK_VERSION openshell==$OPENSHELL_VERSION pytest pyjwt"
+    log "pip install plimsoll-client==$CLIENT_VERSION e2b==$E2B_SDK_VERSION openshell==$OPENSHELL_VERSION prometheus-client==$PROMETHEUS_CLIENT_VERSION pytest pyjwt"
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-      "plimsoll-client==$CLIENT_VERSION" "e2b==$E2B_SDK_VERSION" "openshell==$OPENSHELL_VERSION" pytest pyjwt >&2
-    venv_has_deps || die "venv $VENV lacks plimsoll-client==$CLIENT_VERSION, e2b==$E2B_SDK_VERSION, openshell==$OPENSHELL_VERSION, pytest or pyjwt after install"
+      "plimsoll-client==$CLIENT_VERSION" "e2b==$E2B_SDK_VERSION" "openshell==$OPENSHELL_VERSION" "prometheus-client==$PROMETHEUS_CLIENT_VERSION" pytest pyjwt >&2
+    venv_has_deps || die "venv $VENV lacks plimsoll-client==$CLIENT_VERSION, e2b==$E2B_SDK_VERSION, openshell==$OPENSHELL_VERSION, prometheus-client==$PROMETHEUS_CLIENT_VERSION, pytest or pyjwt after install"
   fi
 }
 

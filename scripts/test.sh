@@ -183,8 +183,8 @@ rm -rf "$live_certs"
 
 step "interop: the published plimsoll-client 0.23.0 against plimsolld"
 cargo build -p plimsolld
-if ! "$VENV/bin/python" -c 'import plimsoll_client, pytest, jwt; assert plimsoll_client.__version__ == "0.23.0"' 2>/dev/null; then
+if ! "$VENV/bin/python" -c 'import plimsoll_client, pytest, jwt, prometheus_client; from importlib.metadata import version; assert plimsoll_client.__version__ == "0.23.0" and version("prometheus-client") == "0.26.0"' 2>/dev/null; then
   python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q plimsoll-client==0.23.0 pytest pyjwt
+  "$VENV/bin/pip" install -q plimsoll-client==0.23.0 prometheus-client==0.26.0 pytest pyjwt
 fi
 PLIMSOLLD="$ROOT/target/debug/plimsolld" "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/interop

@@ -8,6 +8,7 @@
 //! nothing until the floor and the rule have passed.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -49,6 +50,8 @@ pub enum StartError {
 pub struct Engine {
     pipeline: Arc<Pipeline>,
     sessions: Arc<crate::session::Sessions>,
+    /// The last readiness check: 0 none yet, 1 passed, 2 failed.
+    ready: Arc<AtomicU8>,
 }
 
 /// What the audit line needs beyond the answer.
@@ -135,7 +138,11 @@ impl Engine {
         if config.sessions.enabled() {
             sessions.spawn_housekeeping();
         }
-        Ok(Engine { pipeline, sessions })
+        Ok(Engine {
+            pipeline,
+            sessions,
+            ready: Arc::new(AtomicU8::new(0)),
+        })
     }
 
     /// The proven tier.
@@ -231,9 +238,42 @@ impl Engine {
         self.pipeline.admission()
     }
 
-    /// Whether the provider's preflight passes now (`/readyz`).
+    /// Whether the provider's preflight passes now (`/readyz`); the outcome
+    /// is kept for [`Engine::metrics`].
     pub async fn ready(&self) -> Result<()> {
-        self.provider().preflight().await
+        let r = self.provider().preflight().await;
+        self.ready
+            .store(if r.is_ok() { 1 } else { 2 }, Ordering::Relaxed);
+        r
+    }
+
+    /// Records a readiness check that gave no answer in time as failed.
+    pub fn not_ready(&self) {
+        self.ready.store(2, Ordering::Relaxed);
+    }
+
+    /// Everything an operator's metrics show, read now: the counters of
+    /// [`Engine::stats`], run durations by kind and outcome, the session
+    /// manager's refusals and waits, sessions open and suspended, the warm
+    /// pool, the last readiness check and brokered calls.
+    pub fn metrics(&self) -> crate::metrics::Snapshot {
+        let counters = self.sessions.counters();
+        crate::metrics::Snapshot {
+            provider: self.provider_name(),
+            tier: self.isolation().as_str(),
+            stats: self.stats(),
+            durations: self.pipeline.durations().snapshot(),
+            session_shed: counters.shed_counts(),
+            waits: counters.wait_counts(),
+            sessions: self.sessions.stats(),
+            pool: self.provider().pool().unwrap_or_default(),
+            ready: match self.ready.load(Ordering::Relaxed) {
+                1 => Some(true),
+                2 => Some(false),
+                _ => None,
+            },
+            broker_calls: self.grants().metrics().snapshot(),
+        }
     }
 
     /// What this engine serves: configuration plus startup proof, never attestation.

@@ -24,6 +24,7 @@ pub mod ffi;
 pub mod grant;
 pub mod json;
 pub mod loopback;
+pub mod metrics;
 mod pipeline;
 pub mod provider;
 pub mod readiness;

@@ -20,6 +20,7 @@ use crate::admission::Admission;
 use crate::digest::{request_digest, result_digest, rule_id};
 use crate::error::{Error, ErrorCode, Result};
 use crate::grant::{Broker, Grants, Profile};
+use crate::metrics::{RunDurations, RunKind, RunOutcome};
 use crate::provider::{self, Environment, Provider, RunContext, SessionSandbox};
 use crate::record::{RECORD_VERSION, RunRecord, seal};
 use crate::request::{MAX_RUN_TIMEOUT_MS, Payload, Request, SoftwareRule};
@@ -93,6 +94,7 @@ pub(crate) struct Pipeline {
     admission: Admission,
     grants: Arc<Grants>,
     counters: Counters,
+    durations: RunDurations,
 }
 
 fn unix_ms(t: SystemTime) -> i64 {
@@ -151,6 +153,7 @@ impl Pipeline {
             admission,
             grants,
             counters: Counters::default(),
+            durations: RunDurations::default(),
         }
     }
 
@@ -180,6 +183,11 @@ impl Pipeline {
             self.counters.runs.load(Ordering::Relaxed),
             self.counters.failed.load(Ordering::Relaxed),
         )
+    }
+
+    /// Dispatched runs' durations by kind and outcome.
+    pub fn durations(&self) -> &RunDurations {
+        &self.durations
     }
 
     /// The request's own validity (its protocol already checked); returns its floor.
@@ -280,7 +288,8 @@ impl Pipeline {
         })
     }
 
-    /// Runs the payload on its target; counts an answer, and an error after dispatch.
+    /// Runs the payload on its target; counts an answer, and an error after
+    /// dispatch, and records the run's duration by kind and outcome.
     pub async fn dispatch(
         &self,
         target: Target<'_>,
@@ -289,6 +298,7 @@ impl Pipeline {
     ) -> (Result<Output>, SystemTime, Duration) {
         let started = SystemTime::now();
         let clock = Instant::now();
+        let kind = RunKind::of(payload, matches!(target, Target::Session(_)));
         let output = match (target, payload) {
             (Target::Fresh, Payload::JavaScript(j)) => self
                 .provider
@@ -322,7 +332,10 @@ impl Pipeline {
             }
             Err(_) => {}
         }
-        (output, started, clock.elapsed())
+        let elapsed = clock.elapsed();
+        self.durations
+            .observe(kind, RunOutcome::of(&output), elapsed);
+        (output, started, elapsed)
     }
 
     /// The evidence every answer from `env` carries.

@@ -360,13 +360,19 @@ fn metrics_listener_serves_prometheus_text() {
     let (s, hs, body) = m.send("GET", "/metrics", &[], b"");
     let text = String::from_utf8(body).unwrap();
     assert_eq!(s, 200, "{text}");
-    assert!(header(&hs, "content-type")[0].starts_with("text/plain"));
+    assert_eq!(
+        header(&hs, "content-type"),
+        ["application/openmetrics-text; version=1.0.0; charset=utf-8"]
+    );
+    assert!(text.ends_with("# EOF\n"), "{text}");
     for line in [
         "plimsoll_runs_total 0",
         "plimsoll_runs_failed_total 0",
         "plimsoll_inflight 0",
         "plimsoll_shed_total{reason=\"at_capacity\"} 0",
         "plimsoll_shed_total{reason=\"rate\"} 0",
+        "plimsoll_provider_ready{provider=\"disabled\"} 1",
+        "# TYPE plimsoll_run_duration_seconds histogram",
         "provider=\"disabled\",isolation=\"none\"",
         concat!(
             "plimsoll_build_info{version=\"",
@@ -379,6 +385,115 @@ fn metrics_listener_serves_prometheus_text() {
     }
     let (s, _, _) = m.send("GET", "/other", &[], b"");
     assert_eq!(s, 404);
+}
+
+/// The samples of an OpenMetrics text: `name{labels}` (labels as written) → value.
+fn samples(text: &str) -> Vec<(String, f64)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let (series, value) = l.rsplit_once(' ').unwrap();
+            (series.to_owned(), value.parse().unwrap())
+        })
+        .collect()
+}
+
+/// The sum of every sample whose series starts with `name{` or is `name`,
+/// and holds every one of `labels`.
+fn value(samples: &[(String, f64)], name: &str, labels: &[&str]) -> f64 {
+    samples
+        .iter()
+        .filter(|(s, _)| s == name || s.starts_with(&format!("{name}{{")))
+        .filter(|(s, _)| labels.iter().all(|l| s.contains(l)))
+        .map(|(_, v)| v)
+        .sum()
+}
+
+#[test]
+fn metrics_after_real_runs_hold_durations_sheds_and_the_process() {
+    // A burst of 4 and one more a minute: the fifth run is shed by the rate limit.
+    let d = Daemon::start(&[
+        ("SANDBOX_PROVIDER", "wasm"),
+        ("PLIMSOLL_INSECURE", "1"),
+        ("SANDBOX_RATE_PER_MIN", "1"),
+        ("SANDBOX_RATE_BURST", "4"),
+    ]);
+    let run = |body: &str| d.rpc("Run", &[], body);
+    for _ in 0..2 {
+        let (s, _, b) = run(r#"{"protocol":4,"javascript":{"code":"console.log(1)"}}"#);
+        assert_eq!(s, 200, "{b}");
+    }
+    let (s, _, b) = run(r#"{"protocol":4,"javascript":{"code":"throw new Error('no')"}}"#);
+    assert_eq!(s, 200, "{b}");
+    assert_ne!(b["javascript"]["exitCode"], serde_json::Value::Null, "{b}");
+    let (s, _, b) = run(r#"{"protocol":4,"timeoutMs":300,"javascript":{"code":"for(;;){}"}}"#);
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["javascript"]["timedOut"], true, "{b}");
+    let (s, _, b) = run(r#"{"protocol":4,"javascript":{"code":"1"}}"#);
+    assert_eq!(s, 429, "{b}");
+
+    let m = Daemon {
+        child: Command::new("true").spawn().unwrap(),
+        addr: d.metrics.clone(),
+        metrics: String::new(),
+    };
+    let (s, _, body) = m.send("GET", "/metrics", &[], b"");
+    assert_eq!(s, 200);
+    let text = String::from_utf8(body).unwrap();
+    let all = samples(&text);
+    let v = |name: &str, labels: &[&str]| value(&all, name, labels);
+    assert_eq!(v("plimsoll_runs_total", &[]), 4.0, "{text}");
+    assert_eq!(v("plimsoll_runs_failed_total", &[]), 0.0);
+    assert_eq!(v("plimsoll_shed_total", &["reason=\"rate\""]), 1.0);
+    assert_eq!(v("plimsoll_inflight", &[]), 0.0);
+    assert_eq!(v("plimsoll_provider_ready", &["provider=\"wasm\""]), 1.0);
+    assert_eq!(v("plimsoll_sessions_open", &[]), 0.0);
+    let series = |outcome: &str| {
+        [
+            "tier=\"process\"".to_owned(),
+            "kind=\"snippet\"".to_owned(),
+            format!("outcome=\"{outcome}\""),
+        ]
+    };
+    for (outcome, runs) in [("ok", 2.0), ("guest_failed", 1.0), ("timed_out", 1.0)] {
+        let l = series(outcome);
+        let l: Vec<&str> = l.iter().map(String::as_str).collect();
+        let count = v("plimsoll_run_duration_seconds_count", &l);
+        assert_eq!(count, runs, "{outcome}: {text}");
+        let mut buckets: Vec<(f64, f64)> = all
+            .iter()
+            .filter(|(s, _)| {
+                s.starts_with("plimsoll_run_duration_seconds_bucket{")
+                    && l.iter().all(|x| s.contains(x))
+            })
+            .map(|(s, n)| {
+                let le = s.split("le=\"").nth(1).unwrap().split('"').next().unwrap();
+                (le.parse::<f64>().unwrap_or(f64::INFINITY), *n)
+            })
+            .collect();
+        buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert_eq!(buckets.len(), 16, "{buckets:?}");
+        assert!(
+            buckets.windows(2).all(|w| w[0].1 <= w[1].1),
+            "cumulative: {buckets:?}"
+        );
+        assert_eq!(buckets.last().unwrap(), &(f64::INFINITY, count));
+        let sum = v("plimsoll_run_duration_seconds_sum", &l);
+        assert!(sum > 0.0 && sum < 60.0, "{outcome}: sum {sum}");
+    }
+    // The timed-out run took at least its budget: nothing at or below 0.25 s.
+    let l = series("timed_out");
+    let l: Vec<&str> = l.iter().map(String::as_str).collect();
+    let mut le = l.clone();
+    le.push("le=\"0.25\"");
+    assert_eq!(v("plimsoll_run_duration_seconds_bucket", &le), 0.0);
+    // The refused run was never dispatched, so never timed.
+    assert_eq!(v("plimsoll_run_duration_seconds_count", &[]), 4.0);
+    // The process metrics, in their standard names.
+    assert!(v("process_resident_memory_bytes", &[]) > 1e6);
+    assert!(v("process_open_fds", &[]) >= 3.0);
+    assert!(v("process_cpu_seconds_total", &[]) > 0.0);
+    assert!(v("process_start_time_seconds", &[]) > 1.6e9);
 }
 
 #[tokio::test]

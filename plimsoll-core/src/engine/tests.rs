@@ -426,3 +426,31 @@ async fn every_path_out_releases_the_slot() {
     );
     drop(gate);
 }
+
+#[tokio::test]
+async fn metrics_time_dispatched_runs_by_kind_and_outcome_only() {
+    use crate::metrics::{RunKind, RunOutcome};
+    let (e, _) = engine(Isolation::Container).await;
+    // Echo exits 3: an answer whose guest failed.
+    e.run(&Caller::anonymous(), js("x"), CancellationToken::new())
+        .await
+        .unwrap();
+    // Refused before dispatch: never timed.
+    refusal(&e, with(js("x"), |env| env.minimum_isolation = "vm".into())).await;
+    assert!(e.ready().await.is_ok());
+    let m = e.metrics();
+    assert_eq!(
+        (m.provider, m.tier, m.ready),
+        ("echo", "container", Some(true))
+    );
+    let counted: Vec<_> = m
+        .durations
+        .iter()
+        .filter(|(_, _, h)| h.count > 0)
+        .map(|(k, o, h)| (*k, *o, h.count))
+        .collect();
+    assert_eq!(counted, [(RunKind::Snippet, RunOutcome::GuestFailed, 1)]);
+    assert_eq!(m.stats.runs, 1);
+    assert_eq!(m.sessions.open, 0);
+    assert_eq!(m.pool, crate::metrics::PoolStats::default());
+}

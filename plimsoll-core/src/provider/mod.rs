@@ -166,6 +166,11 @@ pub trait Provider: Send + Sync + 'static {
         RunResources::default()
     }
 
+    /// Its warm pool of session sandboxes now, when it keeps one (for metrics).
+    fn pool(&self) -> Option<crate::metrics::PoolStats> {
+        None
+    }
+
     /// The provider's policy digest, or empty.
     fn policy(&self) -> String {
         String::new()

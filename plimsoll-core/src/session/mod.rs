@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::admission::Permit;
 use crate::digest::rule_id;
 use crate::error::{Error, ErrorCode, Refusal, Result, SessionEnd, SessionEnded};
+use crate::metrics::{SessionCounters, SessionShed, SessionStats, Wait};
 use crate::pipeline::{Caller, Link, Path, Pipeline, Target, check_rule, effective_timeout};
 use crate::provider::{self, Environment};
 use crate::record::session_fingerprint;
@@ -39,6 +40,7 @@ pub struct Sessions {
     settings: SessionSettings,
     pipeline: Arc<Pipeline>,
     map: Mutex<HashMap<String, Arc<Entry>>>,
+    counters: SessionCounters,
 }
 
 struct Entry {
@@ -120,6 +122,7 @@ impl Sessions {
             settings,
             pipeline,
             map: Mutex::default(),
+            counters: SessionCounters::default(),
         })
     }
 
@@ -155,6 +158,28 @@ impl Sessions {
             .values()
             .filter(|e| e.ended().is_none())
             .count()
+    }
+
+    /// Open sessions suspended while idle.
+    pub fn suspended_count(&self) -> usize {
+        lock(&self.map)
+            .values()
+            .filter(|e| e.ended().is_none() && lock(&e.state).suspended)
+            .count()
+    }
+
+    /// Sessions open and suspended now, and opened since start.
+    pub fn stats(&self) -> SessionStats {
+        SessionStats {
+            open: self.open_count() as u64,
+            suspended: self.suspended_count() as u64,
+            opened_total: self.counters.opened_total(),
+        }
+    }
+
+    /// The manager's counters: refusals as at capacity and waits, by reason.
+    pub fn counters(&self) -> &SessionCounters {
+        &self.counters
     }
 
     fn lookup(&self, session_id: &str, principal: &str) -> Result<Arc<Entry>> {
@@ -227,6 +252,7 @@ impl Sessions {
             let map = lock(&self.map);
             let open: Vec<&Arc<Entry>> = map.values().filter(|e| e.ended().is_none()).collect();
             if open.len() >= self.settings.max_sessions as usize {
+                self.counters.shed(SessionShed::SessionsFull);
                 return Err(Error::new(
                     ErrorCode::AtCapacity,
                     "every session slot is taken",
@@ -234,6 +260,7 @@ impl Sessions {
             }
             let mine = open.iter().filter(|e| e.owner == caller.principal).count();
             if self.settings.max_per_caller > 0 && mine >= self.settings.max_per_caller as usize {
+                self.counters.shed(SessionShed::SessionsPerCaller);
                 return Err(Error::new(
                     ErrorCode::AtCapacity,
                     "this caller has its limit of open sessions",
@@ -275,6 +302,7 @@ impl Sessions {
             })),
         });
         lock(&self.map).insert(fingerprint.clone(), entry);
+        self.counters.opened();
         Ok(OpenSessionResponse {
             session_id: id,
             session: fingerprint,
@@ -328,6 +356,7 @@ impl Sessions {
         {
             let mut s = lock(&entry.state);
             if s.waiting {
+                self.counters.shed(SessionShed::SessionBusy);
                 return Err(Error::new(
                     ErrorCode::AtCapacity,
                     "the session is busy: a call runs and another waits",
@@ -335,6 +364,7 @@ impl Sessions {
             }
             s.waiting = true;
         }
+        self.counters.waited(Wait::SessionTurn);
         let got = tokio::select! {
             g = entry.turn.clone().lock_owned() => Some(g),
             _ = cancel.cancelled() => None,

@@ -283,6 +283,23 @@ async fn one_call_runs_one_waits_the_next_is_shed() {
         ),
         (1, 2)
     );
+    // The second waited its turn, the third was shed as busy; both calls
+    // that ran are timed as session snippets.
+    let m = e.metrics();
+    let count = |what: crate::metrics::SessionShed| {
+        m.session_shed.iter().find(|(w, _)| *w == what).map(|x| x.1)
+    };
+    assert_eq!(count(crate::metrics::SessionShed::SessionBusy), Some(1));
+    assert_eq!(count(crate::metrics::SessionShed::SessionsFull), Some(0));
+    assert_eq!(m.waits, [(crate::metrics::Wait::SessionTurn, 1)]);
+    let timed: u64 = m
+        .durations
+        .iter()
+        .filter(|(k, _, _)| *k == crate::metrics::RunKind::SessionSnippet)
+        .map(|(_, _, h)| h.count)
+        .sum();
+    assert_eq!(timed, 2);
+    assert_eq!((m.sessions.open, m.sessions.opened_total), (1, 1));
 }
 
 #[tokio::test]
@@ -292,6 +309,12 @@ async fn capacity_floor_and_rules_at_open() {
     let _b = e.open_session(&alice(), &open_req()).await.unwrap();
     let err = e.open_session(&alice(), &open_req()).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::AtCapacity, "two per caller");
+    let m = e.metrics();
+    assert_eq!(
+        m.session_shed[1],
+        (crate::metrics::SessionShed::SessionsPerCaller, 1)
+    );
+    assert_eq!((m.sessions.open, m.sessions.suspended), (2, 0));
     let err = e
         .open_session(
             &alice(),

@@ -449,6 +449,10 @@ impl Provider for DockerProvider {
         }
     }
 
+    fn pool(&self) -> Option<crate::metrics::PoolStats> {
+        Some(self.pool.stats())
+    }
+
     fn resources(&self) -> RunResources {
         let e = &self.inner.lockdown.envelope;
         RunResources {

@@ -16,6 +16,8 @@ pub(crate) struct Pool {
     members: Mutex<Vec<DockerSession>>,
     filling: std::sync::atomic::AtomicUsize,
     closed: std::sync::atomic::AtomicBool,
+    /// Members that could not be made, since start.
+    failures: std::sync::atomic::AtomicU64,
     size: usize,
     lifetime: Duration,
 }
@@ -27,6 +29,7 @@ impl Pool {
             members: Mutex::new(Vec::new()),
             filling: std::sync::atomic::AtomicUsize::new(0),
             closed: std::sync::atomic::AtomicBool::new(false),
+            failures: std::sync::atomic::AtomicU64::new(0),
             size,
             lifetime,
         }
@@ -54,6 +57,17 @@ impl Pool {
     /// Members waiting now.
     pub(crate) fn ready(&self) -> usize {
         self.members().len()
+    }
+
+    /// Its size, members ready and being made, and refill failures, now.
+    pub(crate) fn stats(&self) -> crate::metrics::PoolStats {
+        use std::sync::atomic::Ordering;
+        crate::metrics::PoolStats {
+            target: self.size as u64,
+            ready: self.ready() as u64,
+            filling: self.filling.load(Ordering::SeqCst) as u64,
+            refill_failures: self.failures.load(Ordering::Relaxed),
+        }
     }
 
     /// Takes a member for `spec` (one with every hinted interpreter running),
@@ -96,7 +110,10 @@ pub(crate) fn refill(inner: &Arc<Inner>, pool: &Arc<Pool>) {
                 // A member made after the pool closed is dropped: its container goes.
                 Ok(m) if pool.closed.load(Ordering::SeqCst) => drop(m),
                 Ok(m) => pool.members().push(m),
-                Err(e) => tracing::warn!(error = %e, "a warm session container could not be made"),
+                Err(e) => {
+                    pool.failures.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(error = %e, "a warm session container could not be made")
+                }
             }
             pool.filling.fetch_sub(1, Ordering::SeqCst);
         });
