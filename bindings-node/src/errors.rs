@@ -58,7 +58,12 @@ pub fn register_error_classes(env: Env, classes: Object) -> Result<()> {
 
 /// A new error object with `message`: `new Class(message)` of the class
 /// registered for `code`, or a plain `Error`.
-fn new_error<'env>(env: &'env Env, code: &str, status: Status, message: &str) -> Result<Object<'env>> {
+fn new_error<'env>(
+    env: &'env Env,
+    code: &str,
+    status: Status,
+    message: &str,
+) -> Result<Object<'env>> {
     if let Some(Classes(classes)) = env.get_instance_data::<Classes>()? {
         let classes = classes.get_value(env)?;
         if let Some(class) = classes.get::<Function<'_, String, Unknown<'_>>>(code)? {

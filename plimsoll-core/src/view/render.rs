@@ -61,7 +61,10 @@ fn python_type(ty: Ty) -> &'static str {
 
 /// A table's doc as a Python docstring literal (IDEs and `help()` show it).
 fn python_doc(doc: &str) -> String {
-    format!("\"\"\"{}\"\"\"", doc.replace('\\', "\\\\").replace('"', "\\\""))
+    format!(
+        "\"\"\"{}\"\"\"",
+        doc.replace('\\', "\\\\").replace('"', "\\\"")
+    )
 }
 
 /// The results part of the Python stub, docstrings included. Artifacts and module rows are
