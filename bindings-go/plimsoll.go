@@ -9,8 +9,9 @@
 //
 // Every call that can block takes a context.Context: Run and Session.Run
 // cancel the run itself through the library's cancel switch; NewEngine,
-// Describe and OpenSession stop waiting and release what the abandoned call
-// made once it finishes.
+// Describe, OpenSession and Session.Shutdown (Close with a ctx) stop waiting
+// and release what the abandoned call made once it finishes. Client.Close
+// takes none: it only waits for calls already bounded by their own ctx.
 //
 // Build: the package finds libplimsoll with pkg-config (`#cgo pkg-config:
 // plimsoll`), so install the C library first (scripts/install-capi.sh puts the

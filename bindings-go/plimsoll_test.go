@@ -676,6 +676,10 @@ func TestBlockingCallsHonourTheirContext(t *testing.T) {
 	if waited := time.Since(start); waited > 5*time.Second {
 		t.Fatalf("NewEngine waited %v past a 1 ms deadline", waited)
 	}
+	s := &Session{}
+	if err := s.Shutdown(done); !errors.Is(err, ErrCancelled) {
+		t.Fatalf("Shutdown with a cancelled ctx: %v", err)
+	}
 	if d, err := c.Describe(context.Background()); err != nil || d.Sandbox != "disabled" {
 		t.Fatalf("Describe: %v %v", d, err)
 	}

@@ -128,8 +128,19 @@ func (s *Session) Calls() uint64 {
 }
 
 // Close ends the session, checks the summary against the chain seen, and frees
-// the handle. Safe to call twice; the handle is freed even when the close fails.
-func (s *Session) Close() error {
+// the handle: Shutdown with no deadline. Safe to call twice; the handle is
+// freed even when the close fails.
+func (s *Session) Close() error { return s.Shutdown(context.Background()) }
+
+// Shutdown is Close bounded by ctx: ending a session waits for its sandbox's
+// cleanup (and, for a remote client, the daemon's answer). When ctx ends
+// first it returns ErrCancelled (or ErrDeadlineExceeded) at once and the
+// close finishes in the background, freeing the handle.
+func (s *Session) Shutdown(ctx context.Context) error {
+	return await(ctx, "closing the session", s.close, nil)
+}
+
+func (s *Session) close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ptr == nil {
