@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-use crate::admission::{Admission, Shed};
+use crate::admission::Admission;
 use crate::config::{Config, ConfigError};
 use crate::error::{Error, Result};
 use crate::pipeline::{Path, Pipeline, Target, effective_timeout};
@@ -61,18 +61,9 @@ pub struct RunReport {
     pub grant: Option<Arc<crate::grant::Broker>>,
 }
 
-/// A snapshot of the engine's counters, for metrics.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stats {
-    /// Runs answered with a result.
-    pub runs: u64,
-    /// Runs that ended in an infrastructure error after dispatch.
-    pub failed: u64,
-    /// Runs in progress now.
-    pub in_flight: u32,
-    /// Runs shed, by reason.
-    pub shed: [(Shed, u64); 3],
-}
+/// A snapshot of the engine's counters (defined beside the other metrics, so
+/// `metrics` needs nothing of the engine).
+pub use crate::metrics::Stats;
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -10,6 +10,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::admission::Shed;
 use crate::error::{ErrorCode, Result};
 use crate::request::Payload;
 use crate::result::{Output, ProjectOutcome};
@@ -193,6 +194,19 @@ impl RunOutcome {
     }
 }
 
+/// A snapshot of the engine's counters (`Engine::stats`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stats {
+    /// Runs answered with a result.
+    pub runs: u64,
+    /// Runs that ended in an infrastructure error after dispatch.
+    pub failed: u64,
+    /// Runs in progress now.
+    pub in_flight: u32,
+    /// Runs shed, by reason.
+    pub shed: [(Shed, u64); 3],
+}
+
 /// Run durations by kind and outcome (the tier is the engine's own).
 #[derive(Debug, Default)]
 pub struct RunDurations {
@@ -351,8 +365,8 @@ pub struct Snapshot {
     pub provider: &'static str,
     /// The proven tier (the `tier` label).
     pub tier: &'static str,
-    /// The counters of [`crate::engine::Stats`].
-    pub stats: crate::engine::Stats,
+    /// The counters of [`Stats`].
+    pub stats: Stats,
     /// Run durations by kind and outcome.
     pub durations: Vec<(RunKind, RunOutcome, HistogramSnapshot)>,
     /// The session manager's refusals as at capacity, by reason.
