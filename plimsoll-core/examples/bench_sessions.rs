@@ -1,13 +1,15 @@
-//! Session latency under runc and runsc against the local dockerd: open plus
-//! the first cell, a warm cell, a session snippet call, against a fresh
-//! container per call. Run:
+//! Session latency under runc and runsc against the local dockerd, each
+//! figure next to its baseline from the same run: open plus the first cell
+//! (cold, and from a warm pool of two), a warm Python cell, a session snippet
+//! call (`console.log(1)`), a session call of one `echo` step, and — the
+//! baseline, interleaved with the session calls — a fresh container per
+//! snippet. Run:
 //! `cargo run --release -p plimsoll-core --example bench_sessions`.
 //!
 //! `PLIMSOLL_BENCH_RUNTIMES` (comma-separated, default `runc,runsc`) picks the
-//! runtimes and `PLIMSOLL_BENCH_RUNS` (default 3) the sessions per measurement
-//! (each with 5 warm cells and snippet calls, and 5 fresh runs; a RUNS below 3
-//! cuts those to RUNS too). scripts/test.sh smoke-runs it with `runc` and 1 in the dev
-//! profile so the harness cannot rot; those numbers are not figures.
+//! runtimes and `PLIMSOLL_BENCH_RUNS` (default 30) the samples per figure.
+//! scripts/test.sh smoke-runs it with `runc` and 1 in the dev profile so the
+//! harness cannot rot; those numbers are not figures.
 #![expect(clippy::unwrap_used, reason = "a measurement program fails loudly")]
 
 use std::sync::Arc;
@@ -40,6 +42,13 @@ fn cell(code: &str) -> Request {
     }))
 }
 
+fn echo() -> Request {
+    req(Payload::Project(plimsoll_core::request::ProjectRun {
+        steps: vec!["echo 1".into()],
+        ..Default::default()
+    }))
+}
+
 fn js() -> Request {
     req(Payload::JavaScript(JavaScriptRun {
         code: "console.log(1)".into(),
@@ -60,9 +69,22 @@ fn runtimes() -> Vec<DockerRuntime> {
         .collect()
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
+/// Prints one figure: its samples' p50 and p90, and its p50 over the
+/// baseline's.
+fn report(rt: &str, what: &str, mut v: Vec<Duration>, baseline: Option<Duration>) -> Duration {
     v.sort();
-    v[v.len() / 2]
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let ratio = baseline.map_or(String::new(), |b| {
+        format!("  = {:.3}x the fresh container", ms(at(0.5)) / ms(b))
+    });
+    println!(
+        "{rt:<6} {what:<40} n={:<4} p50 {:>8.2} ms  p90 {:>8.2} ms{ratio}",
+        v.len(),
+        ms(at(0.5)),
+        ms(at(0.9)),
+    );
+    at(0.5)
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -72,8 +94,14 @@ async fn main() {
     };
     let runs: usize = std::env::var("PLIMSOLL_BENCH_RUNS")
         .map(|v| v.parse().expect("PLIMSOLL_BENCH_RUNS: a count"))
-        .unwrap_or(3);
-    let cells = if runs < 3 { runs } else { 5 };
+        .unwrap_or(30)
+        .max(1);
+    let profile = if cfg!(debug_assertions) {
+        "dev (not figures)"
+    } else {
+        "release"
+    };
+    println!("bench_sessions: {runs} samples per figure, {profile} build");
     for rt in runtimes() {
         let mut docker = DockerSettings {
             runtime: rt,
@@ -112,39 +140,60 @@ async fn main() {
             instance: format!("{}-pool", config.instance),
             ..config.clone()
         };
-        let (mut open_first, mut warm, mut call, mut fresh) = (vec![], vec![], vec![], vec![]);
+        let open = |languages: Vec<String>| {
+            let engine = &engine;
+            let caller = &caller;
+            async move {
+                engine
+                    .open_session(
+                        caller,
+                        &OpenSessionRequest {
+                            protocol: PROTOCOL,
+                            minimum_isolation: "container".into(),
+                            languages,
+                            ..Default::default()
+                        },
+                    )
+                    .await
+                    .unwrap()
+            }
+        };
+        let mut open_first = vec![];
         for _ in 0..runs {
             let t = Instant::now();
-            let open = engine
-                .open_session(
+            let open = open(vec![]).await;
+            engine
+                .session_run(
                     &caller,
-                    &OpenSessionRequest {
-                        protocol: PROTOCOL,
-                        minimum_isolation: "container".into(),
-                        ..Default::default()
-                    },
+                    &open.session_id,
+                    cell("x = 41"),
+                    CancellationToken::new(),
                 )
                 .await
                 .unwrap();
-            let run = |r: Request| {
-                engine.session_run(&caller, &open.session_id, r, CancellationToken::new())
-            };
-            run(cell("x = 41")).await.unwrap();
             open_first.push(t.elapsed());
-            for _ in 0..cells {
-                let t = Instant::now();
-                run(cell("x + 1")).await.unwrap();
-                warm.push(t.elapsed());
-                let t = Instant::now();
-                run(js()).await.unwrap();
-                call.push(t.elapsed());
-            }
             engine
                 .close_session(&caller, PROTOCOL, &open.session_id)
                 .await
                 .unwrap();
         }
-        for _ in 0..cells {
+        // One session's calls, each kind in turn, with a fresh run between.
+        let (mut warm, mut call, mut step, mut fresh) = (vec![], vec![], vec![], vec![]);
+        let session = open(vec!["python".into()]).await;
+        let run = |r: Request| {
+            engine.session_run(&caller, &session.session_id, r, CancellationToken::new())
+        };
+        run(cell("x = 41")).await.unwrap();
+        for _ in 0..runs {
+            let t = Instant::now();
+            run(cell("x + 1")).await.unwrap();
+            warm.push(t.elapsed());
+            let t = Instant::now();
+            run(js()).await.unwrap();
+            call.push(t.elapsed());
+            let t = Instant::now();
+            run(echo()).await.unwrap();
+            step.push(t.elapsed());
             let t = Instant::now();
             engine
                 .run(&caller, js(), CancellationToken::new())
@@ -152,6 +201,16 @@ async fn main() {
                 .unwrap();
             fresh.push(t.elapsed());
         }
+        engine
+            .close_session(&caller, PROTOCOL, &session.session_id)
+            .await
+            .unwrap();
+        let name = rt.as_str();
+        let base = report(name, "fresh container per snippet (baseline)", fresh, None);
+        report(name, "open + first cell", open_first, Some(base));
+        report(name, "warm Python cell (x + 1)", warm, Some(base));
+        report(name, "session snippet call (console.log)", call, Some(base));
+        report(name, "session call, one echo step", step, Some(base));
         drop(engine);
         // With a warm pool of two.
         let provider = Arc::new(
@@ -202,20 +261,8 @@ async fn main() {
         }
         tokio::time::sleep(Duration::from_secs(2)).await;
         let mem = pool_memory().await;
-        println!(
-            "{}: pooled open+first cell {:?} | memory per waiting pool member {:.1} MiB",
-            rt.as_str(),
-            median(pooled),
-            mem
-        );
-        println!(
-            "{}: open+first cell {:?} | warm cell {:?} | session snippet call {:?} | fresh container per snippet {:?} (medians)",
-            rt.as_str(),
-            median(open_first),
-            median(warm),
-            median(call),
-            median(fresh)
-        );
+        report(name, "pooled open + first cell", pooled, None);
+        println!("{name:<6} memory per waiting pool member: {mem:.1} MiB (docker stats)");
     }
 }
 

@@ -495,3 +495,67 @@ async fn a_warm_pool_hands_each_member_to_one_session_and_refills() {
         );
     }
 }
+
+/// A cell that prints the warden's pid (or `none`) and every process still
+/// alive that a call marked `plimsoll-leftover`.
+const WARDEN_AND_LEFTOVERS: &str = r#"import os
+warden, left = [], []
+for d in os.listdir("/proc"):
+    try:
+        cmd = open("/proc/%s/cmdline" % d, "rb").read() if d.isdigit() else b""
+    except OSError:
+        continue
+    if b"PR_SET_DUMPABLE" in cmd:
+        warden.append(d)
+    if b"plimsoll-leftover" in cmd:
+        left.append(d)
+print(" ".join(warden) or "none", "left:", *left)"#;
+
+const LEAVE_A_LEFTOVER: &str = r#"import subprocess
+subprocess.Popen(["plimsoll-leftover", "300"], executable="/bin/sleep", start_new_session=True,
+                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)"#;
+
+/// The sweep between calls goes through one warden for the session's life;
+/// guest code that kills it only loses that fast path: the host sweeps with
+/// fresh execs from then on and no leftover survives either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_warden_sweeps_between_calls_until_guest_code_kills_it() {
+    for rt in RUNTIMES {
+        let engine = start(rt).await;
+        let name = rt.as_str();
+        let mut s = Session::open(&engine, &["python"]).await;
+        let seen = |c: CellResult| {
+            assert_eq!(c.exit_code, 0, "[{name}] {}", text(&c.stderr));
+            text(&c.stdout).trim().to_string()
+        };
+        let first = seen(s.cell("python", WARDEN_AND_LEFTOVERS, &[], 20_000).await);
+        let warden = first
+            .strip_suffix(" left:")
+            .unwrap_or_else(|| panic!("{first}"));
+        assert!(
+            warden.parse::<u32>().is_ok(),
+            "[{name}] one warden: {first}"
+        );
+        for _ in 0..3 {
+            seen(s.cell("python", LEAVE_A_LEFTOVER, &[], 20_000).await);
+            let now = seen(s.cell("python", WARDEN_AND_LEFTOVERS, &[], 20_000).await);
+            assert_eq!(
+                now,
+                format!("{warden} left:"),
+                "[{name}] same warden, no leftover"
+            );
+        }
+        let kill = format!("import os\nos.kill({warden}, 9)\n{LEAVE_A_LEFTOVER}");
+        seen(s.cell("python", &kill, &[], 20_000).await);
+        let after = seen(s.cell("python", WARDEN_AND_LEFTOVERS, &[], 20_000).await);
+        assert_eq!(
+            after, "none left:",
+            "[{name}] swept by execs once the warden died"
+        );
+        seen(s.cell("python", LEAVE_A_LEFTOVER, &[], 20_000).await);
+        let again = seen(s.cell("python", WARDEN_AND_LEFTOVERS, &[], 20_000).await);
+        assert_eq!(again, "none left:", "[{name}] and on every call after");
+        s.close().await;
+        engine.shutdown().await;
+    }
+}

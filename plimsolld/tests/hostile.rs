@@ -44,6 +44,19 @@ fn root() -> PathBuf {
 
 // ------------------------------------------------------------------ cases
 
+/// The benign cell after a session case: prints `after`, then the pid of
+/// every process still alive whose command line a case marked
+/// `plimsoll-leftover` (the cleanup between calls must have ended them).
+const AFTER_CELL: &str = r#"import os
+left = []
+for d in os.listdir("/proc"):
+    try:
+        if d.isdigit() and b"plimsoll-leftover" in open("/proc/%s/cmdline" % d, "rb").read():
+            left.append(d)
+    except OSError:
+        pass
+print("after", *left)"#;
+
 /// The safe outcome, and the channel it arrives on.
 #[derive(Debug, Clone, PartialEq)]
 enum Expect {
@@ -969,7 +982,8 @@ impl Tier {
         Ok(Some(seen_of(&resp)))
     }
 
-    /// Runs `req` as a cell of a fresh session, then a benign cell: the
+    /// Runs `req` as a cell of a fresh session, then a benign cell (which
+    /// also names any process a case marked `plimsoll-leftover` still alive): the
     /// session survives its hostile cell or, where the case says the daemon
     /// ends it (`ends_session`, or `may_end_session`), the next call is
     /// refused, typed.
@@ -987,7 +1001,7 @@ impl Tier {
             let after = s
                 .run(Request::new(Payload::Cell(CellRun {
                     language: "python".into(),
-                    code: "print('after')".into(),
+                    code: AFTER_CELL.into(),
                     files: vec![],
                 })), CancellationToken::new())
                 .await

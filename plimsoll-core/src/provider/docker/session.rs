@@ -33,7 +33,8 @@ use crate::provider::docker::lockdown::{LABEL_SESSION, Role, WORK, container_nam
 use crate::provider::docker::project::{ARTIFACT_BUDGET, STEP_CAP};
 use crate::provider::docker::snippet::{GRACE, OUTPUT_CAP, cancelled, unix_after};
 use crate::provider::docker::witness::InitWitness;
-use crate::provider::session_kit::{self, Kernel};
+use crate::provider::session_kit::warden::Warden;
+use crate::provider::session_kit::{self, Kernel, NotStopped};
 use crate::provider::{SandboxSpec, SessionSandbox};
 use crate::request::{CellRun, JavaScriptRun, ProjectRun};
 use crate::result::{CellResult, JavaScriptResult, ProjectOutcome, ProjectResult, StepResult};
@@ -62,6 +63,9 @@ pub(crate) struct DockerSession {
     stopped: CancellationToken,
     watcher: tokio::task::JoinHandle<()>,
     interps: tokio::sync::Mutex<HashMap<String, Kernel>>,
+    /// The sweeper between calls while it is trusted; `None`: every sweep is
+    /// a fresh exec of the stopper. Locked after `interps`, never before.
+    warden: tokio::sync::Mutex<Option<Warden>>,
     /// The languages whose kernels were started at open.
     languages: Mutex<Vec<String>>,
     disk_mb: u32,
@@ -104,10 +108,12 @@ pub(crate) async fn open(inner: &Arc<Inner>, spec: &SandboxSpec) -> Result<Docke
         stopped,
         watcher,
         interps: tokio::sync::Mutex::new(HashMap::new()),
+        warden: tokio::sync::Mutex::new(None),
         languages: Mutex::new(Vec::new()),
         disk_mb: inner.session_disk_mb,
         witness,
     };
+    *s.warden.lock().await = Some(s.start_warden().await?);
     for lang in &spec.languages {
         if lang == "python" || lang == "javascript" {
             let mut interps = s.interps.lock().await;
@@ -390,14 +396,10 @@ impl SessionSandbox for DockerSession {
         }
         if !job.artifacts.is_empty() {
             // Collect only once no guest process but the kernels is left.
-            let cmd = self.stop_argv().await;
-            let quiet = matches!(
-                self.tool(cmd, None).await,
-                Ok(ExecDone {
-                    ended: Ended::Exited(0),
-                    ..
-                })
-            );
+            let quiet = self
+                .stop_guests(tokio::time::Instant::now() + TOOL_BUDGET)
+                .await
+                .is_ok();
             if !quiet {
                 result.outcome_detail =
                     "artifacts not collected: the steps' processes could not be stopped".into();
@@ -450,7 +452,6 @@ impl SessionSandbox for DockerSession {
     }
 
     async fn cleanup(&self) -> std::result::Result<(), SessionEnded> {
-        let cmd = self.stop_argv().await;
         let boundary = |detail: String| SessionEnded {
             reason: SessionEnd::BoundaryFailed,
             detail,
@@ -464,21 +465,8 @@ impl SessionSandbox for DockerSession {
             if tokio::time::Instant::now() >= until {
                 break;
             }
-            match self.tool_until(cmd.clone(), None, until).await {
-                Ok(ExecDone {
-                    ended: Ended::Exited(0),
-                    stdout,
-                    ..
-                }) => {
-                    let out = String::from_utf8_lossy(&stdout.finish().0).to_string();
-                    let n: Vec<u64> = out
-                        .split_whitespace()
-                        .filter_map(|x| x.parse().ok())
-                        .collect();
-                    let [blocks, free, bsize] = n[..] else {
-                        return Err(boundary(format!("could not measure {WORK}")));
-                    };
-                    let used_kib = blocks.saturating_sub(free) * bsize / 1024;
+            match self.stop_guests(until).await {
+                Ok(used_kib) => {
                     if self.disk_mb > 0 && used_kib > u64::from(self.disk_mb) * 1024 {
                         return Err(SessionEnded {
                             reason: SessionEnd::DiskExceeded,
@@ -491,30 +479,11 @@ impl SessionSandbox for DockerSession {
                     }
                     return Ok(());
                 }
-                Ok(d) => {
-                    if matches!(d.ended, Ended::ContainerStopped) {
-                        return Err(SessionEnded {
-                            reason: SessionEnd::MainProcessEnded,
-                            detail: "the session's container stopped".into(),
-                        });
-                    }
-                    last = String::from_utf8_lossy(&d.stderr.finish().0)
-                        .trim()
-                        .to_string();
-                    if matches!(d.ended, Ended::Exited(3)) {
-                        return Err(boundary(format!(
-                            "the cleanup between calls failed: {last}"
-                        )));
-                    }
+                Err(Stop::Ended(e)) => return Err(e),
+                Err(Stop::Shown(why)) => {
+                    return Err(boundary(format!("the cleanup between calls failed: {why}")));
                 }
-                Err(ExecFail::NotRunning(_)) => {
-                    return Err(SessionEnded {
-                        reason: SessionEnd::MainProcessEnded,
-                        detail: "the session's container is not running".into(),
-                    });
-                }
-                Err(ExecFail::Refused(m)) => last = m,
-                Err(ExecFail::Infrastructure(e)) => last = e.message().to_string(),
+                Err(Stop::Again(why)) => last = why,
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
@@ -543,6 +512,7 @@ impl SessionSandbox for DockerSession {
     async fn close(&self) {
         self.watcher.abort();
         self.interps.lock().await.clear();
+        *self.warden.lock().await = None;
         if let Some(live) = self.take_live()
             && let Err(e) = live.remove().await
         {
@@ -551,15 +521,100 @@ impl SessionSandbox for DockerSession {
     }
 }
 
+/// Why the guest's processes were not shown stopped.
+enum Stop {
+    /// The sweep ran and processes survived: the session must end.
+    Shown(String),
+    /// It could not run; it may be tried again.
+    Again(String),
+    /// The container is gone.
+    Ended(SessionEnded),
+}
+
+/// A warden gets this much of a sweep's budget; the rest is left for the
+/// fresh execs that take over from one that does not answer.
+const WARDEN_BUDGET: Duration = Duration::from_secs(8);
+
 impl DockerSession {
-    /// The stopper, keeping the kernels, measuring `/work`.
-    async fn stop_argv(&self) -> Vec<String> {
-        let kept: Vec<u32> = self.interps.lock().await.values().map(|i| i.pid).collect();
-        session_kit::stop_argv(
+    /// Has the warden pin a kernel's pid; a warden that does not answer is
+    /// not trusted again.
+    pub(super) async fn pin(&self, pid: u32) {
+        let mut warden = self.warden.lock().await;
+        if let Some(w) = warden.as_mut()
+            && !w.pin(&[pid]).await
+        {
+            tracing::warn!("the session's warden did not answer; sweeping with execs from now on");
+            *warden = None;
+        }
+    }
+
+    /// Kills every guest process but the kernels, until none is left, and
+    /// measures `/work` (KiB used): through the warden while it is trusted,
+    /// else by one fresh exec of the stopper.
+    async fn stop_guests(&self, until: tokio::time::Instant) -> std::result::Result<u64, Stop> {
+        let mut interps = self.interps.lock().await;
+        let kept: Vec<u32> = interps.values().map(|i| i.pid).collect();
+        let mut warden = self.warden.lock().await;
+        if let Some(w) = warden.as_mut() {
+            let budget = until.min(tokio::time::Instant::now() + WARDEN_BUDGET);
+            match w.sweep(&kept, WORK, budget).await {
+                Ok(swept) => {
+                    // Kernels that ended (or whose pid a leftover took) were
+                    // not kept: the next cell of their language starts afresh.
+                    interps.retain(|_, k| !swept.gone.contains(&k.pid));
+                    return Ok(swept.kib);
+                }
+                Err(NotStopped { shown: true, why }) => return Err(Stop::Shown(why)),
+                Err(NotStopped { why, .. }) => {
+                    tracing::warn!(%why, "the session's warden failed; sweeping with execs from now on");
+                    *warden = None;
+                }
+            }
+        }
+        drop(warden);
+        drop(interps);
+        let cmd = session_kit::stop_argv(
             self.inner.lockdown.settings.guest_uid,
             &format!("statfs:{WORK}"),
             &kept,
-        )
+        );
+        match self.tool_until(cmd, None, until).await {
+            Ok(ExecDone {
+                ended: Ended::Exited(0),
+                stdout,
+                ..
+            }) => {
+                let out = String::from_utf8_lossy(&stdout.finish().0).to_string();
+                let n: Vec<u64> = out
+                    .split_whitespace()
+                    .filter_map(|x| x.parse().ok())
+                    .collect();
+                match n[..] {
+                    [blocks, free, bsize] => Ok(blocks.saturating_sub(free) * bsize / 1024),
+                    _ => Err(Stop::Shown(format!("could not measure {WORK}"))),
+                }
+            }
+            Ok(d) if matches!(d.ended, Ended::ContainerStopped) => Err(Stop::Ended(SessionEnded {
+                reason: SessionEnd::MainProcessEnded,
+                detail: "the session's container stopped".into(),
+            })),
+            Ok(d) => {
+                let why = String::from_utf8_lossy(&d.stderr.finish().0)
+                    .trim()
+                    .to_string();
+                if matches!(d.ended, Ended::Exited(3)) {
+                    Err(Stop::Shown(why))
+                } else {
+                    Err(Stop::Again(why))
+                }
+            }
+            Err(ExecFail::NotRunning(_)) => Err(Stop::Ended(SessionEnded {
+                reason: SessionEnd::MainProcessEnded,
+                detail: "the session's container is not running".into(),
+            })),
+            Err(ExecFail::Refused(m)) => Err(Stop::Again(m)),
+            Err(ExecFail::Infrastructure(e)) => Err(Stop::Again(e.message().to_string())),
+        }
     }
 }
 

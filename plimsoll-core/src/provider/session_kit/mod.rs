@@ -20,6 +20,7 @@ use crate::error::{Error, Result, SessionEnd, SessionEnded};
 use crate::result::CellResult;
 
 pub(crate) mod proof;
+pub(crate) mod warden;
 
 /// The Python kernel, run as `python3 -I -c`.
 pub(crate) const KERNEL_PY: &str = include_str!("kernel.py");
@@ -74,6 +75,24 @@ pub(crate) trait Channel: Send {
     /// The next chunk of the kernel's stdout (other streams skipped), or
     /// `None` once it is gone.
     async fn recv(&mut self) -> Option<Vec<u8>>;
+}
+
+/// The next line from `chan` (without its newline), `buf` holding what came
+/// after it, or `None` once the channel is gone. A guest flooding the channel
+/// without newlines only loses what it sent.
+pub(crate) async fn read_line(chan: &mut dyn Channel, buf: &mut Vec<u8>) -> Option<Vec<u8>> {
+    loop {
+        if let Some(i) = buf.iter().position(|&b| b == b'\n') {
+            let mut line: Vec<u8> = buf.drain(..=i).collect();
+            line.pop();
+            return Some(line);
+        }
+        let chunk = chan.recv().await?;
+        if buf.len() + chunk.len() > LINE_LIMIT {
+            buf.clear();
+        }
+        buf.extend_from_slice(&chunk);
+    }
 }
 
 /// One kept interpreter.
@@ -138,19 +157,7 @@ impl Kernel {
 
     /// The next line on the kernel's stdout, or `None` once it is gone.
     async fn line(&mut self) -> Option<Vec<u8>> {
-        loop {
-            if let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
-                let mut line: Vec<u8> = self.buf.drain(..=i).collect();
-                line.pop();
-                return Some(line);
-            }
-            let chunk = self.chan.recv().await?;
-            if self.buf.len() + chunk.len() > LINE_LIMIT {
-                // A guest flooding the channel without newlines: drop it.
-                self.buf.clear();
-            }
-            self.buf.extend_from_slice(&chunk);
-        }
+        read_line(&mut *self.chan, &mut self.buf).await
     }
 
     /// Sends `code` as one cell and waits for its answer until `deadline`,

@@ -14,6 +14,7 @@ use crate::error::{Error, Result, SessionEnd};
 use crate::provider::RunContext;
 use crate::provider::docker::lockdown::WORK;
 use crate::provider::docker::snippet::cancelled;
+use crate::provider::session_kit::warden::{self, Warden};
 use crate::provider::session_kit::{self, Asked, Channel, Kernel};
 use crate::request::CellRun;
 use crate::result::CellResult;
@@ -48,9 +49,9 @@ impl Channel for Attached {
 }
 
 impl DockerSession {
-    /// Starts a kernel for `lang` and waits for its `READY <pid>` line.
-    pub(super) async fn start_interp(&self, lang: &str) -> Result<Kernel> {
-        let cmd = session_kit::kernel_argv(lang)?;
+    /// Starts `cmd` as the guest in `/work`, held open with its stdin and
+    /// stdout attached.
+    async fn attach(&self, cmd: Vec<String>) -> Result<Box<Attached>> {
         let docker = self.inner.client().await?;
         let created = docker
             .create_exec(
@@ -62,7 +63,7 @@ impl DockerSession {
                     tty: Some(false),
                     user: Some(self.inner.lockdown.guest_user()),
                     working_dir: Some(WORK.into()),
-                    cmd: Some(self.inner.lockdown.guest_cmd(cmd)),
+                    cmd: Some(cmd),
                     privileged: Some(false),
                     ..CreateExecOptions::default()
                 },
@@ -83,7 +84,25 @@ impl DockerSession {
         let StartExecResults::Attached { output, input } = start else {
             return Err(Error::infrastructure("docker detached an attached exec"));
         };
-        Kernel::ready(Box::new(Attached { input, output }), lang).await
+        Ok(Box::new(Attached { input, output }))
+    }
+
+    /// Starts a kernel for `lang`, waits for its `READY <pid>` line and has
+    /// the warden pin it.
+    pub(super) async fn start_interp(&self, lang: &str) -> Result<Kernel> {
+        let cmd = self
+            .inner
+            .lockdown
+            .guest_cmd(session_kit::kernel_argv(lang)?);
+        let kernel = Kernel::ready(self.attach(cmd).await?, lang).await?;
+        self.pin(kernel.pid).await;
+        Ok(kernel)
+    }
+
+    /// Starts the session's warden (before any guest code runs). It runs no
+    /// guest code, so it goes without the exec seccomp filter.
+    pub(super) async fn start_warden(&self) -> Result<Warden> {
+        Warden::start(self.attach(warden::argv()).await?).await
     }
 
     /// Runs a cell in the session's kept interpreter for its language,
