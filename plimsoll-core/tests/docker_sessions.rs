@@ -544,7 +544,40 @@ async fn the_warden_sweeps_between_calls_until_guest_code_kills_it() {
                 format!("{warden} left:"),
                 "[{name}] same warden, no leftover"
             );
+            // Steps run through the warden too: its children, swept the same.
+            let p = s
+                .project(
+                    &["python3 leave.py", "echo $PPID"],
+                    &[("leave.py", LEAVE_A_LEFTOVER)],
+                )
+                .await;
+            assert_eq!(p.outcome, ProjectOutcome::Completed, "[{name}] {p:?}");
+            assert_eq!(
+                text(&p.steps[1].stdout).trim(),
+                warden,
+                "[{name}] run by the warden"
+            );
+            let now = seen(s.cell("python", WARDEN_AND_LEFTOVERS, &[], 20_000).await);
+            assert_eq!(
+                now,
+                format!("{warden} left:"),
+                "[{name}] no leftover of a step"
+            );
         }
+        // A step that kills the warden running it: the call still ends, typed.
+        let p = s.project(&["python3 leave.py", "kill -9 $PPID"], &[]).await;
+        assert_eq!(p.outcome, ProjectOutcome::TimedOut, "[{name}] {p:?}");
+        let after = seen(s.cell("python", WARDEN_AND_LEFTOVERS, &[], 20_000).await);
+        assert_eq!(
+            after, "none left:",
+            "[{name}] swept by execs once its step killed the warden"
+        );
+        s.close().await;
+        let mut s = Session::open(&engine, &["python"]).await;
+        let first = seen(s.cell("python", WARDEN_AND_LEFTOVERS, &[], 20_000).await);
+        let warden = first
+            .strip_suffix(" left:")
+            .unwrap_or_else(|| panic!("{first}"));
         let kill = format!("import os\nos.kill({warden}, 9)\n{LEAVE_A_LEFTOVER}");
         seen(s.cell("python", &kill, &[], 20_000).await);
         let after = seen(s.cell("python", WARDEN_AND_LEFTOVERS, &[], 20_000).await);

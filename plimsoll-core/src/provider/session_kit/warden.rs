@@ -25,8 +25,12 @@ use std::time::Duration;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
+use base64::Engine as _;
+use tokio_util::sync::CancellationToken;
+
 use super::{Channel, NotStopped, read_line};
 use crate::error::{Error, Result};
+use crate::result::CappedBuffer;
 
 /// The warden, run as `python3 -I -S -c`.
 pub(crate) const WARDEN_PY: &str = include_str!("warden.py");
@@ -59,6 +63,45 @@ pub(crate) struct Swept {
     /// Kept pids that were no longer the pinned kernels (gone or replaced).
     pub gone: Vec<u32>,
 }
+
+/// How a command the warden ran ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RanEnd {
+    /// It exited (a signal's death is 128 + the signal).
+    Exited,
+    /// The deadline came first: its process group was killed.
+    Deadline,
+    /// The host cancelled it: its process group was killed.
+    Cancelled,
+}
+
+/// What a command the warden ran produced.
+#[derive(Debug)]
+pub(crate) struct Ran {
+    /// How it ended.
+    pub ended: RanEnd,
+    /// Its exit code.
+    pub exit: i64,
+    /// Standard output, capped.
+    pub stdout: CappedBuffer,
+    /// Standard error, capped.
+    pub stderr: CappedBuffer,
+}
+
+#[derive(serde::Deserialize)]
+struct RanWire {
+    ended: RanEnd,
+    exit: i64,
+    stdout: String,
+    stderr: String,
+    stdout_truncated: bool,
+    stderr_truncated: bool,
+}
+
+/// How long past a run's deadline the warden's answer may take (it kills
+/// the process group, then reads what is left).
+const RUN_GRACE: Duration = Duration::from_secs(5);
 
 #[derive(serde::Deserialize)]
 struct Ready {
@@ -127,13 +170,10 @@ impl Warden {
 
     async fn ask<T: serde::de::DeserializeOwned>(
         &mut self,
-        mut req: serde_json::Value,
+        req: serde_json::Value,
         until: tokio::time::Instant,
     ) -> Option<T> {
-        let nonce = hex::encode(rand::random::<[u8; 16]>());
-        req["nonce"] = nonce.clone().into();
-        let mut line = serde_json::to_vec(&req).ok()?;
-        line.push(b'\n');
+        let (nonce, line) = request(req)?;
         if !self.chan.send(&line).await {
             return None;
         }
@@ -146,6 +186,60 @@ impl Warden {
         let until = tokio::time::Instant::now() + PIN_BUDGET;
         let req = serde_json::json!({"op": "pin", "pids": pids});
         self.ask::<serde_json::Value>(req, until).await.is_some()
+    }
+
+    /// Runs `argv` as the guest in `cwd` with `stdin`'s bytes, each stream
+    /// kept to `cap` bytes, until it exits, `deadline` passes (the warden
+    /// kills its process group) or `cancel` fires (the same, told now).
+    /// `None`: no answer came that verifies (the warden must not be trusted
+    /// again, and the command may still be running: the sweep's).
+    pub(crate) async fn run(
+        &mut self,
+        argv: &[String],
+        cwd: &str,
+        stdin: Option<&[u8]>,
+        cap: usize,
+        deadline: tokio::time::Instant,
+        cancel: &CancellationToken,
+    ) -> Option<Ran> {
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let now = tokio::time::Instant::now();
+        let req = serde_json::json!({
+            "op": "run",
+            "argv": argv,
+            "cwd": cwd,
+            "stdin": stdin.map(|b| b64.encode(b)),
+            "cap": cap,
+            "timeout_ms": deadline.saturating_duration_since(now).as_millis().max(1) as u64,
+        });
+        let (nonce, line) = request(req)?;
+        if !self.chan.send(&line).await {
+            return None;
+        }
+        let until = deadline + RUN_GRACE;
+        let wire: RanWire = tokio::select! {
+            a = self.answer(&nonce, until) => a?,
+            _ = cancel.cancelled() => {
+                if !self.chan.send(b"cancel\n").await {
+                    return None;
+                }
+                self.answer(&nonce, until).await?
+            }
+        };
+        let buffer = |text: &str, truncated: bool| {
+            let mut b = CappedBuffer::new(cap);
+            b.push(&b64.decode(text).unwrap_or_default());
+            if truncated {
+                b.mark_truncated();
+            }
+            b
+        };
+        Some(Ran {
+            ended: wire.ended,
+            exit: wire.exit,
+            stdout: buffer(&wire.stdout, wire.stdout_truncated),
+            stderr: buffer(&wire.stderr, wire.stderr_truncated),
+        })
     }
 
     /// Sweeps the sandbox, keeping `keep` (pinned kernels), then measures
@@ -173,6 +267,15 @@ impl Warden {
             }),
         }
     }
+}
+
+/// `req` under a fresh nonce, as one line.
+fn request(mut req: serde_json::Value) -> Option<(String, Vec<u8>)> {
+    let nonce = hex::encode(rand::random::<[u8; 16]>());
+    req["nonce"] = nonce.clone().into();
+    let mut line = serde_json::to_vec(&req).ok()?;
+    line.push(b'\n');
+    Some((nonce, line))
 }
 
 fn verify(key: &[u8; 32], text: &[u8], mac: &[u8]) -> bool {

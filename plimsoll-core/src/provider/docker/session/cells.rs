@@ -99,10 +99,11 @@ impl DockerSession {
         Ok(kernel)
     }
 
-    /// Starts the session's warden (before any guest code runs). It runs no
-    /// guest code, so it goes without the exec seccomp filter.
+    /// Starts the session's warden (before any guest code runs), under the
+    /// exec seccomp filter where there is one, so what it runs inherits it.
     pub(super) async fn start_warden(&self) -> Result<Warden> {
-        Warden::start(self.attach(warden::argv()).await?).await
+        let cmd = self.inner.lockdown.guest_cmd(warden::argv());
+        Warden::start(self.attach(cmd).await?).await
     }
 
     /// Runs a cell in the session's kept interpreter for its language,
