@@ -1,5 +1,7 @@
 //! A session's sandbox: one locked-down container of the project image, kept
-//! for many calls, every call a host-driven `docker exec` in `/work`.
+//! for many calls, every call run in `/work` by the session's warden
+//! ([`session_kit::warden`], one held-open exec started at open), or by a
+//! fresh `docker exec` once the warden is no longer trusted.
 //!
 //! The container gets a run's walls ([`Role::Session`]: read-only root, no
 //! network, no capabilities, no-new-privileges, tmpfs `/tmp` `/dev/shm`
@@ -10,9 +12,9 @@
 //! steps as projects do, but `/work` persists; cells go to one long-lived
 //! interpreter per language, a held-open exec of a small kernel
 //! (`session_kit/kernel.py`, `session_kit/kernel.js`) that answers each cell with one
-//! line framed by a fresh host nonce. After each call every guest process but
-//! the kernels is killed and shown gone, and `/work` is measured against the
-//! disk budget. What this does not cover: grants in sessions, and a guest that
+//! line framed by a fresh host nonce. After each call the warden kills every
+//! guest process but itself and the kernels and shows them gone, and `/work`
+//! is measured against the disk budget. What this does not cover: grants in sessions, and a guest that
 //! reads its own kernel's memory (it could learn the current nonce; it can only
 //! forge its own cell's answer with it).
 
