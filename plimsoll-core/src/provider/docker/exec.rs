@@ -75,6 +75,18 @@ pub(crate) struct ExecDone {
     pub elapsed: Duration,
 }
 
+impl ExecDone {
+    /// An end with no output seen (nothing came back from the process).
+    pub(crate) fn empty(ended: Ended, elapsed: Duration) -> ExecDone {
+        ExecDone {
+            stdout: CappedBuffer::new(0),
+            stderr: CappedBuffer::new(0),
+            ended,
+            elapsed,
+        }
+    }
+}
+
 /// Why an exec could not run at all.
 #[derive(Debug)]
 pub(crate) enum ExecFail {

@@ -204,22 +204,12 @@ impl DockerSession {
                             *warden = None;
                             // What it was running is unknown: the call ends
                             // as at its deadline (the sweep ends the rest).
-                            return Ok(ExecDone {
-                                ended: Ended::Deadline,
-                                stdout: crate::result::CappedBuffer::new(0),
-                                stderr: crate::result::CappedBuffer::new(0),
-                                elapsed: started.elapsed(),
-                            });
+                            return Ok(ExecDone::empty(Ended::Deadline, started.elapsed()));
                         }
                     },
                     _ = self.stopped.cancelled() => {
                         *warden = None;
-                        return Ok(ExecDone {
-                            ended: Ended::ContainerStopped,
-                            stdout: crate::result::CappedBuffer::new(0),
-                            stderr: crate::result::CappedBuffer::new(0),
-                            elapsed: started.elapsed(),
-                        });
+                        return Ok(ExecDone::empty(Ended::ContainerStopped, started.elapsed()));
                     }
                 }
             }
