@@ -566,7 +566,12 @@ async fn the_warden_sweeps_between_calls_until_guest_code_kills_it() {
         }
         // A step that kills the warden running it: the call still ends, typed.
         let p = s.project(&["python3 leave.py", "kill -9 $PPID"], &[]).await;
-        assert_eq!(p.outcome, ProjectOutcome::TimedOut, "[{name}] {p:?}");
+        assert_eq!(p.outcome, ProjectOutcome::RunnerFailed, "[{name}] {p:?}");
+        assert!(
+            p.outcome_detail
+                .contains("step 2 killed or stopped the session's warden"),
+            "[{name}] {p:?}"
+        );
         let after = seen(s.cell("python", WARDEN_AND_LEFTOVERS, &[], 20_000).await);
         assert_eq!(
             after, "none left:",

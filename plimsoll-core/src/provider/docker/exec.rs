@@ -60,6 +60,10 @@ pub(crate) enum Ended {
     ContainerStopped,
     /// Its streams closed but docker holds no exit code for it.
     Unknown,
+    /// The process running it for a session (the warden) ended before it
+    /// answered, while the container kept running: guest code killed or
+    /// stopped its own supervisor, and its end is not known.
+    SupervisorLost,
 }
 
 /// What an exec produced.

@@ -274,7 +274,7 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
                 result.outcome_detail = format!("step {n} ended with the sandbox: {why}");
                 break;
             }
-            Ended::Unknown => {
+            Ended::Unknown | Ended::SupervisorLost => {
                 result.steps.push(r);
                 let why = p.why_stopped(live.name()).await?;
                 result.outcome = if why.is_some() {

@@ -147,7 +147,10 @@ impl DockerSession {
     /// The session's end when the runtime under its container died (a call
     /// that came back with a signal exit or none, see [`InitWitness`]).
     async fn runtime_died(&self, ended: &Ended) -> Option<Error> {
-        if !matches!(ended, Ended::Exited(128..) | Ended::Unknown) {
+        if !matches!(
+            ended,
+            Ended::Exited(128..) | Ended::Unknown | Ended::SupervisorLost
+        ) {
             return None;
         }
         let (pid, signal) = self
@@ -202,9 +205,15 @@ impl DockerSession {
                         None => {
                             tracing::warn!("the session's warden did not answer a run; running with execs from now on");
                             *warden = None;
-                            // What it was running is unknown: the call ends
-                            // as at its deadline (the sweep ends the rest).
-                            return Ok(ExecDone::empty(Ended::Deadline, started.elapsed()));
+                            // Either the container went (its runtime died,
+                            // and the event follows the warden's streams
+                            // closing) or guest code ended its supervisor;
+                            // the sweep that follows ends what it ran.
+                            let ended = tokio::select! {
+                                _ = self.stopped.cancelled() => Ended::ContainerStopped,
+                                _ = tokio::time::sleep(RUNTIME_SETTLE) => Ended::SupervisorLost,
+                            };
+                            return Ok(ExecDone::empty(ended, started.elapsed()));
                         }
                     },
                     _ = self.stopped.cancelled() => {
@@ -343,7 +352,7 @@ impl SessionSandbox for DockerSession {
                     "the session's container stopped during the call",
                 ));
             }
-            Ended::Unknown => (137, false),
+            Ended::Unknown | Ended::SupervisorLost => (137, false),
         };
         let (stdout, stdout_truncated) = d.stdout.finish();
         let (stderr, stderr_truncated) = d.stderr.finish();
@@ -427,6 +436,14 @@ impl SessionSandbox for DockerSession {
                     result.steps.push(r);
                     result.outcome = ProjectOutcome::ProtocolError;
                     result.outcome_detail = format!("docker kept no exit status for step {n}");
+                    break;
+                }
+                Ended::SupervisorLost => {
+                    result.steps.push(r);
+                    result.outcome = ProjectOutcome::RunnerFailed;
+                    result.outcome_detail = format!(
+                        "step {n} killed or stopped the session's warden running it, so its exit status is not known"
+                    );
                     break;
                 }
             }
