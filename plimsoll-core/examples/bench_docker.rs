@@ -7,10 +7,14 @@
 //!
 //! For each runtime: a fresh snippet (`console.log(6*7)`) and a fresh Python
 //! project (one file, `python3 main.py`) through the engine, N times each
-//! (default 15), then the same work with the docker CLI: `docker run --rm -i`
+//! (default 30), then the same work with the docker CLI: `docker run --rm -i`
 //! with the lockdown flags, the code on stdin (snippet) or written by `sh`
-//! before `python3` runs (project). Prints p50/p90 in ms and the ratio. Not a
-//! test: numbers depend on the machine and its load.
+//! before `python3` runs (project). A third row runs the snippet through an
+//! engine with a snippet pool (`SANDBOX_SNIPPET_POOL=1`), each run waiting
+//! until the pool has refilled, so it measures a run that finds a member
+//! waiting. Each engine run is interleaved with its baseline. Prints the
+//! build profile, p50/p90 in ms and the ratio. Not a test: numbers depend on
+//! the machine and its load.
 //!
 //! `PLIMSOLL_BENCH_RUNTIMES` (comma-separated, default `runc,runsc`) picks
 //! the runtimes. scripts/test.sh smoke-runs it as
@@ -124,10 +128,11 @@ fn docker_run(args: &[String], stdin: &str) -> Duration {
     d
 }
 
-async fn engine(rt: DockerRuntime, seccomp: &str) -> Engine {
+async fn engine(rt: DockerRuntime, seccomp: &str, snippet_pool: u32) -> Engine {
     let mut docker = DockerSettings {
         runtime: rt,
         runtime_name: rt.as_str().into(),
+        snippet_pool,
         ..DockerSettings::default()
     };
     if rt == DockerRuntime::Runc {
@@ -149,6 +154,17 @@ async fn engine(rt: DockerRuntime, seccomp: &str) -> Engine {
 }
 
 async fn through_engine(engine: &Engine, request: &Request) -> Duration {
+    // With a snippet pool: start once a member waits (not counted).
+    if engine.metrics().snippet_pool.target > 0 {
+        let t = Instant::now();
+        while engine.metrics().snippet_pool.ready == 0 {
+            assert!(
+                t.elapsed() < Duration::from_secs(60),
+                "the pool did not refill"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
     let t = Instant::now();
     let r = engine
         .run(
@@ -186,7 +202,7 @@ async fn main() {
     let n: usize = std::env::args()
         .nth(1)
         .and_then(|a| a.parse().ok())
-        .unwrap_or(15);
+        .unwrap_or(30);
     let seccomp = concat!(env!("CARGO_MANIFEST_DIR"), "/../images/seccomp.json");
     let snippet = Request::new(Payload::JavaScript(JavaScriptRun {
         code: "console.log(6*7)".into(),
@@ -204,11 +220,18 @@ async fn main() {
         "cd /work && printf '%s' '{}' > main.py && python3 main.py",
         PY.trim_end()
     );
+    let profile = if cfg!(debug_assertions) {
+        "dev (debug assertions on: not figures)"
+    } else {
+        "release"
+    };
+    println!("build profile: {profile}\n");
     println!("| runtime | kind | plimsoll p50 | p90 | docker run --rm p50 | p90 | ratio p50 |");
     println!("|---|---|---|---|---|---|---|");
     for rt in runtimes() {
-        let engine = engine(rt, seccomp).await;
-        let describe = engine.describe();
+        let engine_fresh = engine(rt, seccomp, 0).await;
+        let pooled = engine(rt, seccomp, 1).await;
+        let describe = engine_fresh.describe();
         let image = |env: Option<plimsoll_core::wire::PayloadEnvironment>| {
             env.expect("env")
                 .identity
@@ -220,16 +243,19 @@ async fn main() {
             image(describe.project_environment),
         );
         // One warm-up each, not counted.
-        through_engine(&engine, &snippet).await;
-        through_engine(&engine, &python).await;
+        through_engine(&engine_fresh, &snippet).await;
+        through_engine(&engine_fresh, &python).await;
+        through_engine(&pooled, &snippet).await;
+        let snippet_cli = {
+            let mut a = lockdown_flags(rt, seccomp, false);
+            a.extend([js_image.clone(), "node".into(), "-".into()]);
+            (a, "console.log(6*7)".to_string())
+        };
         let mut cases = Vec::new();
-        for (kind, request, cli) in [
-            ("snippet", &snippet, {
-                let mut a = lockdown_flags(rt, seccomp, false);
-                a.extend([js_image.clone(), "node".into(), "-".into()]);
-                (a, "console.log(6*7)".to_string())
-            }),
-            ("python project", &python, {
+        for (kind, engine, request, cli) in [
+            ("snippet", &engine_fresh, &snippet, snippet_cli.clone()),
+            ("snippet, pool", &pooled, &snippet, snippet_cli),
+            ("python project", &engine_fresh, &python, {
                 let mut a = lockdown_flags(rt, seccomp, true);
                 a.extend([py_image.clone(), "sh".into(), "-c".into(), py_cli.clone()]);
                 (a, String::new())
@@ -240,7 +266,7 @@ async fn main() {
             let mut theirs = Vec::new();
             // Interleaved, so drift on the machine hits both alike.
             for _ in 0..n {
-                ours.push(through_engine(&engine, request).await);
+                ours.push(through_engine(engine, request).await);
                 theirs.push(docker_run(&cli.0, &cli.1));
             }
             let (o50, o90, t50, t90) = (
@@ -258,6 +284,8 @@ async fn main() {
         for c in cases {
             println!("{c}");
         }
+        engine_fresh.shutdown().await;
+        pooled.shutdown().await;
     }
     println!("\nN = {n} per cell, fresh container per run, both paths measured in this process.");
 }

@@ -20,8 +20,10 @@ use crate::error::{Error, ErrorCode, Result};
 pub struct Limits {
     /// `SANDBOX_MAX_CONCURRENT`: runs in progress at once (1..=1024).
     pub max_concurrent: u32,
-    /// `SANDBOX_TOTAL_MEMORY_MB` with `SANDBOX_MEMORY_MB`: the memory budget and
-    /// one run's allowance, or `None` (no budget, or the provider's sandboxes run elsewhere).
+    /// `SANDBOX_TOTAL_MEMORY_MB` with `SANDBOX_MEMORY_MB`: the memory budget
+    /// left to runs (the warm pools' share taken out, see [`Limits::reserve`])
+    /// and one run's allowance, or `None` (no budget, or the provider's
+    /// sandboxes run elsewhere).
     pub memory: Option<(u32, u32)>,
     /// `SANDBOX_PER_KEY_CONCURRENT`: runs in progress per caller (0 = no per-caller cap).
     pub per_key_concurrent: u32,
@@ -124,6 +126,31 @@ impl Limits {
             Some((total, per_run)) => self.max_concurrent.min(total / per_run.max(1)),
             None => self.max_concurrent,
         }
+    }
+
+    /// The same limits with `waiting` warm sandboxes (members of the
+    /// providers' pools, `SANDBOX_SESSION_POOL` and `SANDBOX_SNIPPET_POOL`)
+    /// holding one run's memory each: the budget left to runs shrinks by
+    /// that much, and a budget left without room for one run is refused.
+    /// Without a memory budget nothing changes.
+    pub fn reserve(self, waiting: u32) -> std::result::Result<Limits, ConfigError> {
+        let Some((total, per_run)) = self.memory else {
+            return Ok(self);
+        };
+        let held = u64::from(waiting) * u64::from(per_run);
+        let left = u64::from(total).saturating_sub(held);
+        if left < u64::from(per_run) {
+            return Err(ConfigError::new(
+                "SANDBOX_TOTAL_MEMORY_MB",
+                format!(
+                    "the warm pools' {waiting} waiting sandboxes (SANDBOX_SESSION_POOL + SANDBOX_SNIPPET_POOL) hold {held} MiB at {per_run} MiB each, leaving less than one run's {per_run} MiB of the {total} MiB budget"
+                ),
+            ));
+        }
+        Ok(Limits {
+            memory: Some((left as u32, per_run)),
+            ..self
+        })
     }
 
     /// The same limits without a memory budget (for providers whose sandboxes run elsewhere).

@@ -106,11 +106,14 @@ impl Config {
                 ));
             }
         };
+        let sessions = SessionSettings::from_env(env)?;
         let mut admission = Limits::from_env(env, resources.memory_mb)?;
         if provider.plugin().remote {
             // Its sandboxes run on other machines: the count applies, the memory budget does not.
             admission = admission.without_memory_budget();
         }
+        // Warm pool members hold their memory while they wait.
+        let admission = admission.reserve(sessions.pool + provider.settings().warm_members())?;
         let grants = match env.get("PLIMSOLL_GRANTS_FILE") {
             None => crate::grant::Grants::default(),
             Some(path) => crate::grant::Grants::load(&path, &|k| env.get_any(k))?,
@@ -122,7 +125,7 @@ impl Config {
             instance,
             admission,
             grants: std::sync::Arc::new(grants),
-            sessions: SessionSettings::from_env(env)?,
+            sessions,
         })
     }
 

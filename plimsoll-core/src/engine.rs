@@ -258,6 +258,7 @@ impl Engine {
             waits: counters.wait_counts(),
             sessions: self.sessions.stats(),
             pool: self.provider().pool().unwrap_or_default(),
+            snippet_pool: self.provider().snippet_pool().unwrap_or_default(),
             ready: match self.ready.load(Ordering::Relaxed) {
                 1 => Some(true),
                 2 => Some(false),
@@ -358,6 +359,7 @@ impl Engine {
             started,
             elapsed,
             None,
+            ctx.warm.load(std::sync::atomic::Ordering::SeqCst),
         );
         Ok(RunResponse {
             evidence,

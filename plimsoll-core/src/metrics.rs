@@ -334,10 +334,11 @@ impl SessionCounters {
     }
 }
 
-/// A provider's warm pool of session sandboxes, read at one moment.
+/// A provider's warm pool (of session sandboxes, or of snippet sandboxes),
+/// read at one moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PoolStats {
-    /// The configured size (`SANDBOX_SESSION_POOL`).
+    /// The configured size (`SANDBOX_SESSION_POOL`, `SANDBOX_SNIPPET_POOL`).
     pub target: u64,
     /// Members ready now.
     pub ready: u64,
@@ -375,8 +376,10 @@ pub struct Snapshot {
     pub waits: Vec<(Wait, u64)>,
     /// Sessions now.
     pub sessions: SessionStats,
-    /// The warm pool, zero when the provider keeps none.
+    /// The warm session pool, zero when the provider keeps none.
     pub pool: PoolStats,
+    /// The warm snippet pool, zero when the provider keeps none.
+    pub snippet_pool: PoolStats,
     /// Whether the provider's last readiness check passed (`None` before one ran).
     pub ready: Option<bool>,
     /// Brokered calls: `(profile, method, route pattern, status class) → calls`.

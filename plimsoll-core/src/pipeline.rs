@@ -22,7 +22,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::grant::{Broker, Grants, Profile};
 use crate::metrics::{RunDurations, RunKind, RunOutcome};
 use crate::provider::{self, Environment, Provider, RunContext, SessionSandbox};
-use crate::record::{RECORD_VERSION, RunRecord, seal};
+use crate::record::{RECORD_VERSION, RunRecord, WARM_POOL_POLICY, seal};
 use crate::request::{MAX_RUN_TIMEOUT_MS, Payload, Request, SoftwareRule};
 use crate::result::Output;
 use crate::tier::{Floor, Isolation};
@@ -285,6 +285,7 @@ impl Pipeline {
             cancel,
             principal: principal.to_owned(),
             grant,
+            warm: Default::default(),
         })
     }
 
@@ -349,8 +350,21 @@ impl Pipeline {
         }
     }
 
+    /// The policy a run's record names: the provider's, with
+    /// [`WARM_POOL_POLICY`] appended when the run's sandbox came from a warm
+    /// pool (`warm`).
+    pub fn policy(&self, warm: bool) -> String {
+        let policy = self.provider.policy();
+        if warm {
+            format!("{policy}{WARM_POOL_POLICY}")
+        } else {
+            policy
+        }
+    }
+
     /// The sealed record of a run that ran (`output`) or may have run
-    /// (`unanswered`: the error's code), chained when `link` is given.
+    /// (`unanswered`: the error's code), chained when `link` is given;
+    /// `warm`: its sandbox came from a warm pool.
     #[expect(
         clippy::too_many_arguments,
         reason = "one record's whole content, used by both paths"
@@ -364,6 +378,7 @@ impl Pipeline {
         started: SystemTime,
         elapsed: Duration,
         link: Option<Link>,
+        warm: bool,
     ) -> RunRecord {
         let started_ms = unix_ms(started);
         let link = link.unwrap_or(Link {
@@ -379,7 +394,7 @@ impl Pipeline {
             provider: evidence.sandbox.clone(),
             isolation: evidence.isolation.clone(),
             environment: evidence.environment.clone(),
-            policy: self.provider.policy(),
+            policy: self.policy(warm),
             started_unix_ms: started_ms,
             ended_unix_ms: started_ms + elapsed.as_millis() as i64,
             session: link.session,

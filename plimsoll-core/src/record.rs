@@ -16,6 +16,11 @@ use crate::json;
 /// The record version this build writes and accepts on live answers.
 pub const RECORD_VERSION: u32 = 4;
 
+/// What a record's `policy` ends with when the run's sandbox was a warm pool
+/// member (`SANDBOX_SNIPPET_POOL`): made before the run, behind the same
+/// walls, and used by that run alone.
+pub const WARM_POOL_POLICY: &str = ";sandbox=warm-pool";
+
 /// A run record (version 4), as it travels in `RunResponse.record`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]

@@ -1215,3 +1215,134 @@ async fn docker_vanishing_mid_run_is_an_infrastructure_error() {
         }
     }
 }
+
+/// Waits (up to 90 s) until the provider's snippet pool has `n` members waiting.
+async fn wait_snippet_pool(p: &DockerProvider, n: u64) {
+    let t = Instant::now();
+    while p.snippet_pool().unwrap().ready < n {
+        assert!(
+            t.elapsed() < Duration::from_secs(90),
+            "the snippet pool did not fill: {:?}",
+            p.snippet_pool()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// `SANDBOX_SNIPPET_POOL`: members wait behind every wall of a fresh run,
+/// each serves exactly one run (its hostname, the container's id, is never
+/// seen twice, and nothing a run left is seen by the next), is removed after
+/// it, and the record says the run came from the pool; the pool refills.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snippet_pool_member_serves_exactly_one_run_behind_the_same_walls() {
+    const LEAVE_AND_LOOK: &str = "const fs = require('fs');\
+        const seen = fs.existsSync('/tmp/used') ? 'reused' : 'fresh';\
+        fs.writeFileSync('/tmp/used', 'x');\
+        console.log(require('os').hostname() + ' ' + seen);";
+    for rt in RUNTIMES {
+        let mut config = config(rt, "snippet-pool");
+        config
+            .provider
+            .edit(|d: &mut DockerSettings| d.snippet_pool = 2);
+        let (engine, provider) = start(&config).await;
+        wait_snippet_pool(&provider, 2).await;
+        // A waiting member: the fresh run's walls, labelled as a member.
+        let members = support::labelled("io.plimsoll.pool", "snippet").await;
+        let member = members
+            .iter()
+            .find(|c| c.labels.as_ref().unwrap()["io.plimsoll.instance"] == config.instance)
+            .unwrap_or_else(|| panic!("no labelled member: {members:?}"));
+        let i = support::docker()
+            .inspect_container(member.id.as_deref().unwrap(), None)
+            .await
+            .unwrap();
+        let (c, h) = (i.config.unwrap(), i.host_config.unwrap());
+        assert_eq!(i.state.unwrap().running, Some(true));
+        assert_eq!(h.runtime.as_deref(), Some(rt.as_str()));
+        assert_eq!(h.readonly_rootfs, Some(true));
+        assert_eq!(h.network_mode.as_deref(), Some("none"));
+        assert_eq!(h.cap_drop, Some(vec!["ALL".to_string()]));
+        assert_eq!(h.privileged, Some(false));
+        let sec = h.security_opt.unwrap();
+        assert!(
+            sec.contains(&"no-new-privileges:true".to_string()),
+            "{sec:?}"
+        );
+        assert!(sec.iter().any(|s| s.starts_with("seccomp={")), "{sec:?}");
+        assert_eq!(h.memory, Some(256 << 20));
+        assert_eq!(h.pids_limit, Some(256));
+        assert_eq!(h.init, Some(true));
+        assert_eq!(c.user.as_deref(), Some("61000:61000"));
+        assert_eq!(c.open_stdin, Some(true));
+
+        let mut hosts = std::collections::BTreeSet::new();
+        for n in 0..6 {
+            wait_snippet_pool(&provider, 1).await;
+            let resp = run(&engine, js(LEAVE_AND_LOOK)).await;
+            let record = resp.record.as_ref().unwrap();
+            assert!(
+                record
+                    .policy
+                    .ends_with(plimsoll_core::record::WARM_POOL_POLICY),
+                "[{rt:?}] run {n}: {}",
+                record.policy
+            );
+            let Some(Output::JavaScript(r)) = resp.output else {
+                panic!("not a snippet result");
+            };
+            let out = text(&r.stdout);
+            let (host, seen) = out.trim().split_once(' ').unwrap();
+            assert_eq!(seen, "fresh", "[{rt:?}] run {n}: {out}");
+            assert!(
+                hosts.insert(host.to_owned()),
+                "[{rt:?}] {host} served two runs"
+            );
+        }
+        // Each served container goes; the pool is back to its size.
+        for host in &hosts {
+            let t = Instant::now();
+            while support::docker()
+                .inspect_container(host, None)
+                .await
+                .is_ok()
+            {
+                assert!(t.elapsed() < Duration::from_secs(20), "{host} not removed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+        wait_snippet_pool(&provider, 2).await;
+        // A run that finds the pool empty gets a fresh container, recorded as such.
+        let a = engine.clone();
+        let b = engine.clone();
+        let (ra, rb, rc) = tokio::join!(
+            run(&a, js(LEAVE_AND_LOOK)),
+            run(&b, js(LEAVE_AND_LOOK)),
+            run(&engine, js(LEAVE_AND_LOOK))
+        );
+        let pooled = [&ra, &rb, &rc]
+            .iter()
+            .filter(|r| {
+                r.record
+                    .as_ref()
+                    .unwrap()
+                    .policy
+                    .ends_with(plimsoll_core::record::WARM_POOL_POLICY)
+            })
+            .count();
+        assert!(pooled <= 2, "[{rt:?}] three runs from a pool of two");
+        for r in [&ra, &rb, &rc] {
+            let Some(Output::JavaScript(j)) = &r.output else {
+                panic!("not a snippet result");
+            };
+            let out = text(&j.stdout);
+            let (host, seen) = out.trim().split_once(' ').unwrap();
+            assert_eq!(seen, "fresh", "[{rt:?}] {out}");
+            assert!(
+                hosts.insert(host.to_owned()),
+                "[{rt:?}] {host} served two runs"
+            );
+        }
+        engine.shutdown().await;
+        support::assert_none_left(&config.instance).await;
+    }
+}

@@ -203,6 +203,7 @@ async fn a_sandbox_whose_policy_allows_anything_runs_nothing_and_is_deleted() {
         cancel: CancellationToken::new(),
         principal: "anon".into(),
         grant: None,
+        warm: Default::default(),
     };
     let job = JavaScriptRun {
         code: "console.log('ran')".into(),

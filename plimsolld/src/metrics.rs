@@ -95,6 +95,40 @@ fn family<'a>(
 
 const NONE: [(&str, &str); 0] = [];
 
+/// One warm pool's four metrics, `plimsoll_<which>_pool_*`.
+fn pool(enc: &mut DescriptorEncoder, which: &str, p: &plimsoll_core::metrics::PoolStats) -> Fmt {
+    use MetricType::{Counter, Gauge};
+    let name = |what: &str| format!("plimsoll_{which}_pool_{what}");
+    family(
+        enc,
+        &name("target"),
+        &format!("The warm {which} pool's configured size (0: no pool)."),
+        Gauge,
+    )?
+    .gauge(&NONE, p.target)?;
+    family(
+        enc,
+        &name("ready"),
+        &format!("Warm {which} sandboxes ready now."),
+        Gauge,
+    )?
+    .gauge(&NONE, p.ready)?;
+    family(
+        enc,
+        &name("filling"),
+        &format!("Warm {which} sandboxes being made now."),
+        Gauge,
+    )?
+    .gauge(&NONE, p.filling)?;
+    family(
+        enc,
+        &name("refill_failures"),
+        &format!("Warm {which} sandboxes that could not be made."),
+        Counter,
+    )?
+    .counter(&NONE, p.refill_failures)
+}
+
 /// The engine's metrics, read from one snapshot per scrape.
 #[derive(Debug)]
 struct EngineCollector {
@@ -180,34 +214,8 @@ fn encode_engine(enc: &mut DescriptorEncoder, s: &Snapshot, capacity: u32) -> Fm
     .gauge(&NONE, s.sessions.suspended)?;
     family(enc, "plimsoll_sessions_opened", "Sessions opened.", Counter)?
         .counter(&NONE, s.sessions.opened_total)?;
-    family(
-        enc,
-        "plimsoll_session_pool_target",
-        "The warm session pool's configured size (0: no pool).",
-        Gauge,
-    )?
-    .gauge(&NONE, s.pool.target)?;
-    family(
-        enc,
-        "plimsoll_session_pool_ready",
-        "Warm session sandboxes ready now.",
-        Gauge,
-    )?
-    .gauge(&NONE, s.pool.ready)?;
-    family(
-        enc,
-        "plimsoll_session_pool_filling",
-        "Warm session sandboxes being made now.",
-        Gauge,
-    )?
-    .gauge(&NONE, s.pool.filling)?;
-    family(
-        enc,
-        "plimsoll_session_pool_refill_failures",
-        "Warm session sandboxes that could not be made.",
-        Counter,
-    )?
-    .counter(&NONE, s.pool.refill_failures)?;
+    pool(enc, "session", &s.pool)?;
+    pool(enc, "snippet", &s.snippet_pool)?;
     let mut f = family(
         enc,
         "plimsoll_host_calls",

@@ -1,6 +1,8 @@
 //! The hostile corpus (`tests/hostile/<category>/<ID>.{js,py,sh}`), every case
 //! on every tier it names, through a real plimsolld: wasm, docker on runc (with
-//! the shipped seccomp profile), docker on runsc, and docker sessions on both.
+//! the shipped seccomp profile), docker on runsc, and docker sessions on both;
+//! the snippet cases again on members of a snippet pool under both runtimes
+//! (`+pool`: waiting members are the only containers allowed to stay).
 //!
 //! A case's header says which tiers it runs on, the safe outcome and the
 //! channel it must arrive on (a result that exits 0, exits non-zero or times
@@ -37,6 +39,8 @@ use tokio_util::sync::CancellationToken;
 
 const BIN: &str = env!("CARGO_BIN_EXE_plimsolld");
 const TOKEN: &str = "hostile-corpus-token-0123456789abcdef";
+/// The snippet pool's size on the pool tiers.
+const POOL_SIZE: usize = 2;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -684,11 +688,16 @@ impl Drop for Containers {
     }
 }
 
-/// Host processes running as `uid` (runc guests run as the configured uid).
-fn processes_of(uid: u32) -> usize {
+/// Host processes running as `uid` (runc guests run as the configured uid),
+/// but for those in the cgroup of a container in `except`.
+fn processes_of(uid: u32, except: &[String]) -> usize {
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
+        .filter(|p| {
+            let cgroup = std::fs::read_to_string(p.path().join("cgroup")).unwrap_or_default();
+            !except.iter().any(|id| cgroup.contains(id.as_str()))
+        })
         .filter(|p| {
             std::fs::read_to_string(p.path().join("status"))
                 .ok()
@@ -803,6 +812,8 @@ enum After {
 
 struct Tier {
     name: &'static str,
+    /// Snippets run on members of a snippet pool (`SANDBOX_SNIPPET_POOL`).
+    pool: bool,
     daemon: Daemon,
     containers: Option<Containers>,
     guest_uid: Option<u32>,
@@ -819,7 +830,7 @@ struct Tier {
 }
 
 impl Tier {
-    fn start(name: &'static str) -> Tier {
+    fn start(name: &'static str, pool: bool) -> Tier {
         let canary = format!("canary-{:032x}", rand::random::<u128>());
         let api = Api::start();
         let grants = root().join(format!("target/hostile-grants-{name}.json"));
@@ -836,7 +847,11 @@ impl Tier {
             .to_string(),
         )
         .unwrap();
-        let instance = format!("plimsoll:hostile-{name}-{}", std::process::id());
+        let instance = format!(
+            "plimsoll:hostile-{name}{}-{}",
+            if pool { "-pool" } else { "" },
+            std::process::id()
+        );
         let mut env = vec![
             ("PLIMSOLL_GRANTS_FILE", grants.display().to_string()),
             // The canary: a daemon environment variable and the broker's credential.
@@ -859,6 +874,9 @@ impl Tier {
                 ]);
             }
         }
+        if pool {
+            env.push(("SANDBOX_SNIPPET_POOL", POOL_SIZE.to_string()));
+        }
         let containers = (name != "wasm").then(|| Containers::watch(&instance));
         let daemon = Daemon::start(&env, &instance);
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -869,6 +887,7 @@ impl Tier {
         let client = daemon.client();
         let mut t = Tier {
             name,
+            pool,
             daemon,
             containers,
             guest_uid,
@@ -888,6 +907,12 @@ impl Tier {
             t.benign().unwrap();
         }
         std::thread::sleep(Duration::from_millis(300));
+        // A pool's members hold fds (their attach stream, pidfds): the
+        // baseline is taken with the pool full, and so is every comparison.
+        assert!(
+            eventually(60, || t.pool_full()),
+            "the snippet pool did not fill"
+        );
         t.base_fds = t.daemon.fds();
         t.base_threads = t.daemon.status("Threads:");
         t.base_rss_kib = t.daemon.status("VmRSS:");
@@ -917,6 +942,8 @@ impl Tier {
             case.id,
             if tier == "session" {
                 format!("session-{}", self.name)
+            } else if self.pool {
+                format!("{}+pool", self.name)
             } else {
                 self.name.to_owned()
             }
@@ -932,6 +959,9 @@ impl Tier {
         let started = Instant::now();
         let mut problems = Vec::new();
         for round in 0..case.runs {
+            if self.pool && !eventually(60, || self.members_ready() > 0) {
+                problems.push(format!("round {round}: the snippet pool did not refill"));
+            }
             let req = case.request(tier, self.name, &self.sentinel.targets());
             let got = match &expect {
                 Expect::Refused(code) => self.refused(&req, code),
@@ -979,7 +1009,51 @@ impl Tier {
             .rt
             .block_on(self.client.run(req, CancellationToken::new()))
             .map_err(|e| format!("expected a result, got {:?}: {e}", e.code()))?;
+        let policy = &resp
+            .record
+            .as_ref()
+            .map(|r| r.policy.clone())
+            .unwrap_or_default();
+        if self.pool && !policy.ends_with(plimsoll_core::record::WARM_POOL_POLICY) {
+            return Err(format!("not run on a pool member: policy {policy:?}"));
+        }
         Ok(Some(seen_of(&resp)))
+    }
+
+    /// Snippet pool members waiting now, as the daemon's metrics say.
+    fn members_ready(&self) -> u64 {
+        let (_, _, metrics) = http(&self.daemon.metrics, "GET", "/metrics", b"");
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix("plimsoll_snippet_pool_ready "))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Whether the snippet pool is full (always, without one).
+    fn pool_full(&self) -> bool {
+        !self.pool || self.members_ready() == POOL_SIZE as u64
+    }
+
+    /// Full ids of this tier's snippet pool members still present (none
+    /// without a pool).
+    fn members(&self) -> Vec<String> {
+        if !self.pool {
+            return Vec::new();
+        }
+        let filter = format!("label=io.plimsoll.instance={}", self.daemon.instance);
+        docker(&[
+            "ps",
+            "-aq",
+            "--no-trunc",
+            "--filter",
+            &filter,
+            "--filter",
+            "label=io.plimsoll.pool=snippet",
+        ])
+        .lines()
+        .map(str::to_owned)
+        .collect()
     }
 
     /// Runs `req` as a cell of a fresh session, then a benign cell (which
@@ -1085,22 +1159,34 @@ impl Tier {
         }
         if let Some(c) = &self.containers {
             let filter = format!("label=io.plimsoll.instance={}", self.daemon.instance);
+            // Waiting pool members stay: at most the pool's size of them, and
+            // nothing else (a used member that outlived its run would be one more).
             if !eventually(15, || {
-                docker(&["ps", "-aq", "--filter", &filter])
-                    .trim()
-                    .is_empty()
+                let all = docker(&["ps", "-aq", "--no-trunc", "--filter", &filter]);
+                let members = self.members();
+                all.lines().all(|id| members.iter().any(|m| m == id)) && members.len() <= POOL_SIZE
             }) {
                 p.push(format!(
                     "containers left: {}",
                     docker(&["ps", "-a", "--filter", &filter])
                 ));
             }
-            if !eventually(15, || c.processes().is_empty()) {
-                p.push(format!("processes left: {:?}", c.processes()));
+            let left = || {
+                let members = self.members();
+                c.processes()
+                    .into_iter()
+                    .filter(|p| !members.iter().any(|m| p.contains(m.as_str())))
+                    .collect::<Vec<_>>()
+            };
+            if !eventually(15, || left().is_empty()) {
+                p.push(format!("processes left: {:?}", left()));
             }
         }
         if let Some(uid) = self.guest_uid
-            && !eventually(10, || processes_of(uid) == 0 && processes_of(uid + 1) == 0)
+            && !eventually(10, || {
+                let members = self.members();
+                processes_of(uid, &members) == 0 && processes_of(uid + 1, &members) == 0
+            })
         {
             p.push(format!("processes of guest uid {uid} left"));
         }
@@ -1113,7 +1199,9 @@ impl Tier {
                 .collect();
             p.push(format!("temp files left: {left:?}"));
         }
-        if !eventually(10, || self.daemon.fds() <= self.base_fds + 2) {
+        if !eventually(10, || {
+            self.pool_full() && self.daemon.fds() <= self.base_fds + 2
+        }) {
             p.push(format!(
                 "daemon fds {} (baseline {})",
                 self.daemon.fds(),
@@ -1137,6 +1225,7 @@ impl Tier {
     /// The tier's closing figures, and the resource check against the baseline.
     fn finish(self) {
         std::thread::sleep(Duration::from_secs(1));
+        eventually(60, || self.pool_full());
         let fds = self.daemon.fds();
         let threads = self.daemon.status("Threads:");
         let rss = self.daemon.status("VmRSS:");
@@ -1245,7 +1334,7 @@ fn judge(case: &Case, tier: &str, expect: &Expect, s: &Seen, canary: &str) -> Ve
 fn run_tier(name: &'static str) {
     let cases = corpus();
     assert!(!cases.is_empty(), "the corpus is missing");
-    let mut tier = Tier::start(name);
+    let mut tier = Tier::start(name, false);
     for case in &cases {
         if case.tiers.contains(name) {
             tier.run(case, name);
@@ -1254,6 +1343,20 @@ fn run_tier(name: &'static str) {
             && (case.tiers.contains("session") || case.tiers.contains(&format!("session-{name}")))
         {
             tier.run(case, "session");
+        }
+    }
+    tier.finish();
+}
+
+/// The snippet cases of `name` (those a snippet pool serves: no grant) on
+/// members of a snippet pool: the same expectations as fresh containers, and
+/// every answer must say it ran on a member.
+fn run_tier_pool(name: &'static str) {
+    let cases = corpus();
+    let mut tier = Tier::start(name, true);
+    for case in &cases {
+        if case.tiers.contains(name) && case.ext == "js" && case.grant.is_empty() {
+            tier.run(case, name);
         }
     }
     tier.finish();
@@ -1312,6 +1415,16 @@ fn hostile_runc() {
 #[test]
 fn hostile_runsc() {
     run_tier("runsc");
+}
+
+#[test]
+fn hostile_runc_pool() {
+    run_tier_pool("runc");
+}
+
+#[test]
+fn hostile_runsc_pool() {
+    run_tier_pool("runsc");
 }
 
 /// Hosts that only look like loopback: a grant profile naming one over

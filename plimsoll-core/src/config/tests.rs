@@ -101,6 +101,34 @@ fn docker_settings_are_strict() {
     let e = DockerEnvelope::from_settings(&c.resources, docker_of(&c).runtime).unwrap();
     assert_eq!(e.work_mb, 68);
 
+    // The snippet pool: off by default; its members' memory comes out of
+    // the admission budget (and the sessions' pool's too).
+    assert_eq!(docker_of(&c).snippet_pool, 0);
+    let c = docker(&[
+        ("SANDBOX_SNIPPET_POOL", "2"),
+        ("SANDBOX_MEMORY_MB", "256"),
+        ("SANDBOX_TOTAL_MEMORY_MB", "1024"),
+    ])
+    .unwrap();
+    assert_eq!(docker_of(&c).snippet_pool, 2);
+    assert_eq!(c.admission.memory, Some((512, 256)));
+    assert_eq!(c.admission.capacity(), 2);
+    let c = docker(&[
+        ("SANDBOX_MAX_SESSIONS", "2"),
+        ("SANDBOX_SESSION_POOL", "1"),
+        ("SANDBOX_MEMORY_MB", "256"),
+        ("SANDBOX_TOTAL_MEMORY_MB", "1024"),
+    ])
+    .unwrap();
+    assert_eq!(c.admission.memory, Some((768, 256)));
+    assert_eq!(
+        docker(&[("SANDBOX_SNIPPET_POOL", "64")])
+            .unwrap()
+            .admission
+            .memory,
+        None
+    );
+
     let c = docker(&[("SANDBOX_DOCKER_SECCOMP", "images/seccomp.json")]).unwrap();
     assert_eq!(
         docker_of(&c).seccomp,
@@ -154,6 +182,28 @@ fn docker_settings_are_strict() {
         (
             vec![("SANDBOX_DOCKER_RUNTIME", "runsc"), ("SANDBOX_PIDS", "64")],
             "SANDBOX_PIDS",
+        ),
+        (vec![("SANDBOX_SNIPPET_POOL", "65")], "SANDBOX_SNIPPET_POOL"),
+        (vec![("SANDBOX_SNIPPET_POOL", "-1")], "SANDBOX_SNIPPET_POOL"),
+        // Waiting members hold one run's memory each: a budget they would
+        // leave without room for a run is refused.
+        (
+            vec![
+                ("SANDBOX_SNIPPET_POOL", "3"),
+                ("SANDBOX_MEMORY_MB", "256"),
+                ("SANDBOX_TOTAL_MEMORY_MB", "1000"),
+            ],
+            "SANDBOX_TOTAL_MEMORY_MB",
+        ),
+        (
+            vec![
+                ("SANDBOX_SNIPPET_POOL", "1"),
+                ("SANDBOX_MAX_SESSIONS", "4"),
+                ("SANDBOX_SESSION_POOL", "2"),
+                ("SANDBOX_MEMORY_MB", "256"),
+                ("SANDBOX_TOTAL_MEMORY_MB", "1000"),
+            ],
+            "SANDBOX_TOTAL_MEMORY_MB",
         ),
     ] {
         assert_eq!(docker(&pairs).unwrap_err().variable, var, "{pairs:?}");

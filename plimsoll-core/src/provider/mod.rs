@@ -131,6 +131,9 @@ pub struct RunContext {
     /// The run's broker when it carries a grant: the provider gives the guest
     /// a path to it (and only to it); the credential stays in the broker.
     pub grant: Option<Arc<crate::grant::Broker>>,
+    /// Set by the provider when the run's sandbox was made ahead of it (a
+    /// warm pool member, used for this run only); the run's record says so.
+    pub warm: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// A backend that runs code.
@@ -168,6 +171,11 @@ pub trait Provider: Send + Sync + 'static {
 
     /// Its warm pool of session sandboxes now, when it keeps one (for metrics).
     fn pool(&self) -> Option<crate::metrics::PoolStats> {
+        None
+    }
+
+    /// Its warm pool of snippet sandboxes now, when it keeps one (for metrics).
+    fn snippet_pool(&self) -> Option<crate::metrics::PoolStats> {
         None
     }
 

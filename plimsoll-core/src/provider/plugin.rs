@@ -46,6 +46,12 @@ pub trait ProviderSettings: std::fmt::Debug + Send + Sync + 'static {
     fn guard_path(&self) -> Option<String> {
         None
     }
+    /// How many sandboxes its warm pools keep waiting besides the sessions'
+    /// (`SANDBOX_SNIPPET_POOL` for docker); each holds one run's memory of the
+    /// admission budget. 0 by default.
+    fn warm_members(&self) -> u32 {
+        0
+    }
     /// The doctor's checks for this provider on this host. `chosen`: it is the
     /// configured provider, so checks that start sandboxes (its startup proof)
     /// may run.

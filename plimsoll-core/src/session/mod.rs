@@ -438,6 +438,7 @@ impl Sessions {
                 started,
                 elapsed,
                 Some(link),
+                false,
             );
             s.calls = r.sequence;
             s.last = r.record_sha256.clone();

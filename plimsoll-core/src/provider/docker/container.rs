@@ -182,6 +182,19 @@ impl Live {
         self.live.remove(&self.name);
         r
     }
+
+    /// Removes it in the background: the run's answer does not wait. The
+    /// provider's shutdown waits for it as for a dropped run's removal.
+    pub fn remove_later(self) {
+        let removing = self.live.1.clone();
+        removing.fetch_add(1, Ordering::SeqCst);
+        tokio::spawn(async move {
+            if let Err(e) = self.remove().await {
+                tracing::warn!(error = %e, "container not removed; the orphan reconcile will");
+            }
+            removing.fetch_sub(1, Ordering::SeqCst);
+        });
+    }
 }
 
 impl Drop for Live {

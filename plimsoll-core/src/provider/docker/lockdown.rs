@@ -30,6 +30,8 @@ pub(crate) const BROKER_SOCKET: &str = "host-api.sock";
 pub(crate) const NODE_CLIENT: &str = "/usr/local/lib/plimsoll/host.js";
 /// The label naming the session a container holds (its fingerprint, never its id).
 pub(crate) const LABEL_SESSION: &str = "io.plimsoll.session";
+/// Marks a warm pool's member (`snippet`): made before its run.
+pub(crate) const LABEL_POOL: &str = "io.plimsoll.pool";
 /// The work directory of projects.
 pub(crate) const WORK: &str = "/work";
 

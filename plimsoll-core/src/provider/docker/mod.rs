@@ -34,8 +34,10 @@ mod seccomp;
 mod session;
 mod settings;
 mod snippet;
+mod snippet_pool;
 mod space;
 mod walls;
+mod warm;
 mod witness;
 
 use std::path::PathBuf;
@@ -63,6 +65,8 @@ pub use settings::{
     DockerEnvelope, DockerRuntime, DockerSettings, PLUGIN, SeccompSetting, valid_guest_uid,
 };
 
+/// The longest budget a snippet may ask for.
+const SNIPPET_MAX_TIMEOUT: Duration = Duration::from_secs(30);
 /// Seconds a passing (or failing) preflight is reused.
 const PREFLIGHT_CACHE: Duration = Duration::from_secs(5);
 /// Seconds each docker request may take to answer.
@@ -75,6 +79,8 @@ pub struct DockerProvider {
     inner: Arc<Inner>,
     /// The sessions' warm pool (outside [`Inner`]: members hold the `Inner`).
     pool: Arc<session::Pool>,
+    /// The snippets' warm pool (`SANDBOX_SNIPPET_POOL`).
+    snippets: Arc<snippet_pool::SnippetPool>,
 }
 
 impl std::fmt::Debug for DockerProvider {
@@ -273,6 +279,7 @@ impl DockerProvider {
         settings: &DockerSettings,
     ) -> std::result::Result<DockerProvider, ConfigError> {
         let settings = settings.clone();
+        let snippets = settings.snippet_pool as usize;
         let envelope = DockerEnvelope::from_settings(&setup.resources, settings.runtime)?;
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let socket = endpoint::resolve(&settings, home.as_deref())?;
@@ -329,6 +336,7 @@ impl DockerProvider {
                 setup.sessions.pool as usize,
                 setup.sessions.lifetime,
             )),
+            snippets: Arc::new(snippet_pool::SnippetPool::new(snippets)),
         })
     }
 
@@ -439,7 +447,12 @@ impl Provider for DockerProvider {
         };
         let project = env(&st.project, 30_000, 120_000, &st.project_languages);
         Environments {
-            javascript: Some(env(&st.snippet, 5_000, 30_000, &st.snippet_languages)),
+            javascript: Some(env(
+                &st.snippet,
+                5_000,
+                SNIPPET_MAX_TIMEOUT.as_millis() as u32,
+                &st.snippet_languages,
+            )),
             session: Some(Environment {
                 languages: st.session_languages.clone(),
                 ..project.clone()
@@ -451,6 +464,10 @@ impl Provider for DockerProvider {
 
     fn pool(&self) -> Option<crate::metrics::PoolStats> {
         Some(self.pool.stats())
+    }
+
+    fn snippet_pool(&self) -> Option<crate::metrics::PoolStats> {
+        Some(self.snippets.stats())
     }
 
     fn resources(&self) -> RunResources {
@@ -510,6 +527,7 @@ impl Provider for DockerProvider {
             st.session_languages = session_languages;
         }
         session::refill(&self.inner, &self.pool);
+        snippet_pool::refill(&self.inner, &self.snippets, SNIPPET_MAX_TIMEOUT);
         let mut st = self.inner.state();
         st.snippet_languages = vec!["javascript".into()];
         st.project_languages = languages;
@@ -524,6 +542,16 @@ impl Provider for DockerProvider {
         let admitted = self.inner.admit().await;
         self.reconcile_if_recovered();
         admitted?;
+        // A granted run's broker socket is mounted at creation: never a member.
+        if ctx.grant.is_none()
+            && let Some(member) = self.snippets.take()
+        {
+            snippet_pool::refill(&self.inner, &self.snippets, SNIPPET_MAX_TIMEOUT);
+            ctx.warm.store(true, std::sync::atomic::Ordering::SeqCst);
+            return self
+                .explain(snippet::feed(&self.inner, member, job, ctx).await)
+                .await;
+        }
         self.explain(snippet::run(&self.inner, job, ctx).await)
             .await
     }
@@ -556,6 +584,7 @@ impl Provider for DockerProvider {
         // A process that exits takes the detached removal threads of dropped
         // runs and pool members with it: wait for them, then sweep.
         self.pool.close(Duration::from_secs(30)).await;
+        self.snippets.close(Duration::from_secs(30)).await;
         if !self.inner.live.settled(Duration::from_secs(10)).await {
             tracing::warn!("container removals still running at shutdown");
         }

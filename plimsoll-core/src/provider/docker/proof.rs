@@ -376,6 +376,7 @@ pub(crate) async fn run_paths(inner: &Inner) -> Result<()> {
         cancel: CancellationToken::new(),
         principal: "startup-proof".into(),
         grant: None,
+        warm: Default::default(),
     };
     let js = snippet::run(
         inner,

@@ -18,6 +18,7 @@ const EXCLUSIVE: &[&str] = &[
     "SANDBOX_DOCKER_PROJECT_IMAGE",
     "SANDBOX_DOCKER_SECCOMP",
     "SANDBOX_GUEST_UID",
+    "SANDBOX_SNIPPET_POOL",
 ];
 
 /// The docker provider's registration.
@@ -58,6 +59,11 @@ const VARIABLES: &[Var] = &[
         help: "docker: uid=gid guest code runs as (1..65532; uid+1 runs the container's keeper)",
     },
     Var {
+        name: "SANDBOX_SNIPPET_POOL",
+        default: "0",
+        help: "docker: snippet containers kept started and waiting for code, 0..=64; each serves one run and is removed after it, and holds one run's memory of SANDBOX_TOTAL_MEMORY_MB",
+    },
+    Var {
         name: "DOCKER_HOST",
         default: "unix:///var/run/docker.sock",
         help: "docker: the daemon socket; only a local unix:// socket is accepted",
@@ -87,6 +93,10 @@ impl ProviderSettings for DockerSettings {
 
     fn build(&self, setup: &Setup) -> Result<Arc<dyn Provider>, ConfigError> {
         Ok(Arc::new(super::DockerProvider::new(setup, self)?))
+    }
+
+    fn warm_members(&self) -> u32 {
+        self.snippet_pool
     }
 
     fn doctor<'a>(&'a self, setup: &'a Setup, chosen: bool) -> Checks<'a> {
@@ -167,6 +177,9 @@ pub struct DockerSettings {
     /// `SANDBOX_GUEST_UID`: guest code runs as uid=gid this; the container's
     /// keeper process runs as this + 1.
     pub guest_uid: u32,
+    /// `SANDBOX_SNIPPET_POOL`: snippet containers kept started and waiting
+    /// for code (0..=[`DockerSettings::MAX_SNIPPET_POOL`]), each for one run.
+    pub snippet_pool: u32,
     /// `DOCKER_HOST` as set.
     pub docker_host: Option<String>,
     /// `DOCKER_CONTEXT` as set.
@@ -184,6 +197,7 @@ impl Default for DockerSettings {
             project_image: "plimsoll/project:latest".into(),
             seccomp: SeccompSetting::Shipped,
             guest_uid: 61000,
+            snippet_pool: 0,
             docker_host: None,
             docker_context: None,
             docker_config: None,
@@ -214,6 +228,9 @@ fn valid_image_ref(s: &str) -> bool {
 }
 
 impl DockerSettings {
+    /// The largest snippet pool.
+    pub const MAX_SNIPPET_POOL: u32 = 64;
+
     /// Reads the docker variables (the provider is docker).
     pub fn from_env(env: &Env<'_>) -> Result<DockerSettings, ConfigError> {
         let mut s = DockerSettings::default();
@@ -267,6 +284,15 @@ impl DockerSettings {
                 ));
             }
             s.guest_uid = uid;
+        }
+        if let Some(n) = env.u32("SANDBOX_SNIPPET_POOL")? {
+            if n > DockerSettings::MAX_SNIPPET_POOL {
+                return Err(ConfigError::new(
+                    "SANDBOX_SNIPPET_POOL",
+                    format!("must be at most {}", DockerSettings::MAX_SNIPPET_POOL),
+                ));
+            }
+            s.snippet_pool = n;
         }
         s.docker_host = env.get("DOCKER_HOST");
         s.docker_context = env.get("DOCKER_CONTEXT");

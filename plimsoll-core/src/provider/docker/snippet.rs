@@ -13,7 +13,9 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use bollard::container::LogOutput;
+use std::path::Path;
+
+use bollard::container::{AttachContainerResults, LogOutput};
 use bollard::query_parameters::{AttachContainerOptionsBuilder, WaitContainerOptionsBuilder};
 use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
@@ -22,7 +24,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::provider::RunContext;
 use crate::provider::docker::Inner;
 use crate::provider::docker::container::Live;
-use crate::provider::docker::lockdown::{Role, container_name};
+use crate::provider::docker::lockdown::{LABEL_POOL, Role, container_name};
 use crate::request::JavaScriptRun;
 use crate::result::{CappedBuffer, JavaScriptResult};
 
@@ -47,42 +49,98 @@ pub(crate) fn cancelled() -> Error {
     )
 }
 
-/// Runs one snippet.
+/// A snippet container, created and started behind every wall of a fresh
+/// run, its `node -` waiting for the code on stdin. It serves exactly one run
+/// ([`feed`] consumes it) and is removed on every way out.
+pub(crate) struct Launched {
+    live: Live,
+    attach: AttachContainerResults,
+    /// When it was started.
+    pub started: Instant,
+}
+
+impl Launched {
+    /// Creates, attaches to and starts a snippet container; a granted run's
+    /// broker socket directory is `broker`; a warm pool's member (`pooled`)
+    /// is labelled [`LABEL_POOL`]`=snippet`. Docker's reconcile may remove it
+    /// once `expires` (a unix second) is past and it is no longer in flight.
+    pub(crate) async fn new(
+        p: &Inner,
+        expires: u64,
+        broker: Option<&Path>,
+        pooled: bool,
+    ) -> Result<Launched> {
+        let image = p.pinned(Role::Snippet)?;
+        let docker = p.client().await?;
+        let mut body =
+            p.lockdown
+                .create_body(Role::Snippet, &image.id, &image.env, 0, expires, broker);
+        if pooled && let Some(labels) = body.labels.as_mut() {
+            labels.insert(LABEL_POOL.into(), "snippet".into());
+        }
+        let mut live = Live::create(docker, &p.live, container_name(), body).await?;
+        let attach = docker
+            .attach_container(
+                live.name(),
+                Some(
+                    AttachContainerOptionsBuilder::new()
+                        .stdin(true)
+                        .stdout(true)
+                        .stderr(true)
+                        .stream(true)
+                        .logs(false)
+                        .build(),
+                ),
+            )
+            .await
+            .map_err(|e| Error::infrastructure(format!("attaching to {}: {e}", live.name())))?;
+        live.start().await?;
+        Ok(Launched {
+            live,
+            attach,
+            started: Instant::now(),
+        })
+    }
+
+    /// Whether it may still be waiting for code: neither its init nor a
+    /// runtime process beside it has ended since the start.
+    pub(crate) fn waiting(&self) -> bool {
+        self.live.witness().is_none_or(|w| !w.any_ended())
+    }
+}
+
+/// Runs one snippet in a fresh container.
 pub(crate) async fn run(
     p: &Inner,
     job: &JavaScriptRun,
     ctx: &RunContext,
 ) -> Result<JavaScriptResult> {
-    let image = p.pinned(Role::Snippet)?;
-    let docker = p.client().await?;
     // A granted run's broker socket: removed (with its directory) when this
     // returns, on every path.
     let socket = super::granted_socket(ctx, &p.lockdown)?;
-    let body = p.lockdown.create_body(
-        Role::Snippet,
-        &image.id,
-        &image.env,
-        0,
+    let launched = Launched::new(
+        p,
         unix_after(ctx.timeout + GRACE),
         socket.as_ref().map(|s| s.dir()),
-    );
-    let mut live = Live::create(docker, &p.live, container_name(), body).await?;
-    let attach = docker
-        .attach_container(
-            live.name(),
-            Some(
-                AttachContainerOptionsBuilder::new()
-                    .stdin(true)
-                    .stdout(true)
-                    .stderr(true)
-                    .stream(true)
-                    .logs(false)
-                    .build(),
-            ),
-        )
-        .await
-        .map_err(|e| Error::infrastructure(format!("attaching to {}: {e}", live.name())))?;
-    live.start().await?;
+        false,
+    )
+    .await?;
+    feed(p, launched, job, ctx).await
+}
+
+/// Runs `job` on `launched`: writes the code to its waiting node, reads the
+/// output until the deadline, and ends the container.
+pub(crate) async fn feed(
+    p: &Inner,
+    launched: Launched,
+    job: &JavaScriptRun,
+    ctx: &RunContext,
+) -> Result<JavaScriptResult> {
+    let Launched {
+        live,
+        attach,
+        started: _,
+    } = launched;
     let deadline = tokio::time::Instant::now() + ctx.timeout;
     let started = Instant::now();
 
@@ -161,8 +219,15 @@ pub(crate) async fn run(
         }
         return Err(e);
     }
-    if let Err(e) = live.remove().await {
-        tracing::warn!(error = %e, "snippet container not removed; the orphan reconcile will");
+    if timed_out {
+        // The guest may still run: it is gone before the answer.
+        if let Err(e) = live.remove().await {
+            tracing::warn!(error = %e, "snippet container not removed; the orphan reconcile will");
+        }
+    } else {
+        // Its main process ended, and with it every process of the
+        // container: the removal is docker's bookkeeping, off the answer's path.
+        live.remove_later();
     }
     tracing::debug!(
         elapsed_ms = started.elapsed().as_millis() as u64,

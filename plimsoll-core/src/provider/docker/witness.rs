@@ -126,6 +126,12 @@ impl InitWitness {
         }
     }
 
+    /// Whether the init or one of its siblings has ended (a container that
+    /// stopped, or whose runtime died).
+    pub(crate) fn any_ended(&self) -> bool {
+        self.init.ended() || self.siblings.iter().any(Watched::ended)
+    }
+
     /// The host pid and the signal of the first of the init and its siblings
     /// that has ended killed by a signal; `None` when those that ended exited
     /// (with any code), the rest still run, or the kernel cannot say. Returns
@@ -164,8 +170,7 @@ impl InitWitness {
             if let Some(k) = self.killed_by().await {
                 return Some(k);
             }
-            let ended = self.init.ended() || self.siblings.iter().any(Watched::ended);
-            if ended || Instant::now() >= until {
+            if self.any_ended() || Instant::now() >= until {
                 return None;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;

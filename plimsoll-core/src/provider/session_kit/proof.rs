@@ -43,6 +43,7 @@ async fn prove_on(s: &dyn SessionSandbox) -> Result<Vec<String>> {
         cancel: CancellationToken::new(),
         principal: "startup-proof".into(),
         grant: None,
+        warm: Default::default(),
     };
     let ended = |e: SessionEnded| fail(&format!("{:?}: {}", e.reason, e.detail));
     s.check().await.map_err(ended)?;
