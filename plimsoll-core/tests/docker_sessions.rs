@@ -471,7 +471,18 @@ async fn a_warm_pool_hands_each_member_to_one_session_and_refills() {
             ("41\n".into(), false),
             "[{name}] the second cell"
         );
-        // The pool refills in the background with a fresh member.
+        // The pool refills in the background with a fresh member, warmed
+        // for the hints of the latest opens (Python only now); an open
+        // hinting another language still takes it and starts its kernel.
+        wait_pool(&provider, 1).await;
+        let mut js = Session::open(&engine, &["javascript"]).await;
+        let c = js.cell("javascript", "6 * 7", &[], 20_000).await;
+        assert_eq!(
+            (text(&c.stdout), c.interpreter_started),
+            ("42\n".into(), true),
+            "[{name}] a member warmed for Python, taken for JavaScript"
+        );
+        js.close().await;
         wait_pool(&provider, 1).await;
         s.close().await;
         // The member used by the session is gone; the new one waits.

@@ -1,7 +1,9 @@
 //! The wasm hello snippet through plimsolld: per-run latency p50/p99 and runs
-//! per second over HTTP (one connection per request, as the published client
-//! does), the daemon's resident memory at rest, under load and after, and
-//! `node -e 'console.log(6*7)'` as a process measured in the same run.
+//! per second over HTTP, with one connection per request (as the published
+//! client does) and with keep-alive connections (one per client thread, as a
+//! long-lived caller holds), the daemon's resident memory at rest, under load
+//! and after, and `node -e 'console.log(6*7)'` as a process measured in the
+//! same run.
 //!
 //! ```text
 //! cargo build --release -p plimsolld && cargo run --release -p plimsolld --example bench_wasm -- [RUNS]
@@ -45,6 +47,49 @@ fn hello(addr: &str) -> f64 {
         "{out}"
     );
     t.elapsed().as_secs_f64() * 1e3
+}
+
+/// One keep-alive HTTP/1.1 connection to the daemon.
+struct KeepAlive {
+    conn: BufReader<TcpStream>,
+}
+
+impl KeepAlive {
+    fn open(addr: &str) -> KeepAlive {
+        let s = TcpStream::connect(addr).unwrap();
+        s.set_nodelay(true).unwrap();
+        KeepAlive {
+            conn: BufReader::new(s),
+        }
+    }
+
+    /// One hello run on the held connection; its latency in ms.
+    fn hello(&mut self) -> f64 {
+        let body = r#"{"protocol":4,"javascript":{"code":"console.log(6*7)"}}"#;
+        let t = Instant::now();
+        write!(self.conn.get_mut(), "POST /plimsoll.v1.SandboxService/Run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        let mut status = String::new();
+        self.conn.read_line(&mut status).unwrap();
+        assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+        let mut length = None;
+        loop {
+            let mut h = String::new();
+            self.conn.read_line(&mut h).unwrap();
+            if h == "\r\n" {
+                break;
+            }
+            let lower = h.to_ascii_lowercase();
+            if let Some(v) = lower.strip_prefix("content-length:") {
+                length = Some(v.trim().parse::<usize>().unwrap());
+            }
+        }
+        let mut out = vec![0; length.expect("a Content-Length")];
+        self.conn.read_exact(&mut out).unwrap();
+        let d = t.elapsed().as_secs_f64() * 1e3;
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.contains("\"stdout\":\"NDIK\""), "{out}");
+        d
+    }
 }
 
 fn stats(mut v: Vec<f64>, wall_s: f64) -> String {
@@ -128,6 +173,29 @@ fn main() {
         peak = peak.max(watcher.join().unwrap());
         println!(
             "through plimsolld, {conc} clients: {}",
+            stats(all, t.elapsed().as_secs_f64())
+        );
+    }
+    for conc in [1usize, 2] {
+        let t = Instant::now();
+        let handles: Vec<_> = (0..conc)
+            .map(|_| {
+                let addr = addr.clone();
+                std::thread::spawn(move || {
+                    let mut c = KeepAlive::open(&addr);
+                    c.hello();
+                    (0..(runs / conc).max(1))
+                        .map(|_| c.hello())
+                        .collect::<Vec<f64>>()
+                })
+            })
+            .collect();
+        let all: Vec<f64> = handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect();
+        println!(
+            "through plimsolld, {conc} keep-alive client(s): {}",
             stats(all, t.elapsed().as_secs_f64())
         );
     }

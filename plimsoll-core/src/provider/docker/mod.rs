@@ -571,6 +571,8 @@ impl Provider for DockerProvider {
         self.inner.admit().await?;
         if let Some(s) = self.pool.take(spec) {
             session::refill(&self.inner, &self.pool);
+            // A member warmed for other hints starts what this one lacks.
+            s.warm(&spec.languages).await?;
             return Ok(Box::new(s));
         }
         Ok(Box::new(session::open(&self.inner, spec).await?))

@@ -116,20 +116,37 @@ pub(crate) async fn open(inner: &Arc<Inner>, spec: &SandboxSpec) -> Result<Docke
         witness,
     };
     *s.warden.lock().await = Some(s.start_warden().await?);
-    for lang in &spec.languages {
-        if lang == "python" || lang == "javascript" {
-            let mut interps = s.interps.lock().await;
-            if !interps.contains_key(lang) {
-                let i = s.start_interp(lang).await?;
-                interps.insert(lang.clone(), i);
-                s.languages
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(lang.clone());
+    s.warm(&spec.languages).await?;
+    Ok(s)
+}
+
+impl DockerSession {
+    /// Starts the kernel of each of `languages` (python, javascript) not
+    /// running yet, before any call: each is still fresh to its first cell.
+    pub(crate) async fn warm(&self, languages: &[String]) -> Result<()> {
+        for lang in languages {
+            if lang == "python" || lang == "javascript" {
+                let mut interps = self.interps.lock().await;
+                if !interps.contains_key(lang) {
+                    let i = self.start_interp(lang).await?;
+                    interps.insert(lang.clone(), i);
+                    self.languages
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(lang.clone());
+                }
             }
         }
+        Ok(())
     }
-    Ok(s)
+
+    /// The languages whose kernels run now, started before any call.
+    pub(crate) fn warmed(&self) -> Vec<String> {
+        self.languages
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
 }
 
 fn exec_error(e: ExecFail) -> Error {
