@@ -3,7 +3,9 @@
 //! (cold, and from a warm pool of two), a warm Python cell, a session snippet
 //! call (`console.log(1)`), a session call of one `echo` step, and — the
 //! baseline, interleaved with the session calls — a fresh container per
-//! snippet. Run:
+//! snippet; and the memory of a waiting pool member warmed for both
+//! languages (before any open) and for Python (after Python-hinted opens).
+//! Run:
 //! `cargo run --release -p plimsoll-core --example bench_sessions`.
 //!
 //! `PLIMSOLL_BENCH_RUNTIMES` (comma-separated, default `runc,runsc`) picks the
@@ -223,6 +225,12 @@ async fn main() {
         let engine = Engine::with_provider(provider.clone(), &pooled_config)
             .await
             .unwrap();
+        // Before any open, members warm both kernels.
+        while provider.pool_ready() < 2 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let mem_both = pool_memory().await;
         let mut pooled = vec![];
         for _ in 0..runs {
             while provider.pool_ready() < 2 {
@@ -262,7 +270,12 @@ async fn main() {
         tokio::time::sleep(Duration::from_secs(2)).await;
         let mem = pool_memory().await;
         report(name, "pooled open + first cell", pooled, None);
-        println!("{name:<6} memory per waiting pool member: {mem:.1} MiB (docker stats)");
+        println!(
+            "{name:<6} memory per waiting pool member, both kernels (before any open): {mem_both:.1} MiB (docker stats)"
+        );
+        println!(
+            "{name:<6} memory per waiting pool member, Python kernel (after Python-hinted opens): {mem:.1} MiB (docker stats)"
+        );
     }
 }
 

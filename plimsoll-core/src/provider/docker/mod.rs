@@ -13,7 +13,9 @@
 //! ([`granted_socket`]) bind-mounted read-only at `/run/plimsoll`, with
 //! `HOST_API_SOCKET` set (and, for a snippet, the Node host client preloaded).
 //! Sessions keep one such container for many calls ([`session`]), optionally
-//! from a warm pool of ready ones (`SANDBOX_SESSION_POOL`). What this provider
+//! from a warm pool of ready ones (`SANDBOX_SESSION_POOL`); a snippet may run
+//! in a container started ahead of it for it alone (`SANDBOX_SNIPPET_POOL`,
+//! [`snippet_pool`]). What this provider
 //! does not cover: modules, a broker inside a session's container (a granted
 //! call in a session runs without a socket to reach its API), and any remote
 //! docker daemon, which it refuses.

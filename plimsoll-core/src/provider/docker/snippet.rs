@@ -1,5 +1,8 @@
 //! A JavaScript snippet: one fresh container whose only process (under
-//! docker's init) is `node -` reading the code on stdin as the guest.
+//! docker's init) is `node -` reading the code on stdin as the guest. The
+//! container is made and started first ([`Launched`]), then fed one run's
+//! code ([`feed`]); a snippet pool ([`super::snippet_pool`]) does the first
+//! half ahead of time.
 //!
 //! The exit code is docker's record of the container's main process, and
 //! stdout and stderr arrive as docker's separate framed streams, each kept to
@@ -11,9 +14,8 @@
 //! directory go when the run returns. What this does not cover: what the
 //! broker allows (that is [`crate::grant`]'s policy).
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
 use std::path::Path;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bollard::container::{AttachContainerResults, LogOutput};
 use bollard::query_parameters::{AttachContainerOptionsBuilder, WaitContainerOptionsBuilder};
