@@ -95,11 +95,17 @@ fn engine() -> wasmtime::Result<Engine> {
         .total_tables(MAX_CONCURRENT_RUNS + 1)
         .max_memory_size(MAX_MEMORY_MB as usize * 1024 * 1024)
         .table_elements(4096)
-        // Reset a returned slot's first 8 MiB (the guest's stack, image and a
-        // hello run's heap) in place rather than by madvise: 0.18 -> 0.075 ms
-        // per hello run here. The reset is wasmtime's; with Linux's
-        // PAGEMAP_SCAN (6.7+) only dirty pages are touched.
-        .linear_memory_keep_resident(8 << 20)
+        // A returned slot's dirty pages are reset in place (memset, or a
+        // copy of the image) up to this much, the rest by madvise. Without
+        // userfaultfd write-protection, Linux's PAGEMAP_SCAN reports every
+        // private page present as written, and a page reset in place stays
+        // private: it is reset again after every later run, so a slot keeps
+        // paying for the most any run (the startup proof's memory bomb
+        // among them) ever touched in it, up to this size. Measured here
+        // (docs/performance.md): 8 MiB, 0.26 ms a hello run and 7,200 runs/s
+        // at 2 concurrent; 512 KiB, 0.16 ms and 6,000 runs/s (pages beyond
+        // it are madvised and fault back in).
+        .linear_memory_keep_resident(512 << 10)
         .table_keep_resident(64 << 10);
     let mut config = Config::new();
     config
