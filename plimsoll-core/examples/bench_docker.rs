@@ -103,32 +103,19 @@ fn lockdown_flags(rt: DockerRuntime, seccomp: &str, work: bool) -> Vec<String> {
     f
 }
 
-/// The shipped profile as the provider hands it to gVisor (`--oci-seccomp`):
-/// `clone3` left to the Sentry, which answers ENOSYS itself (it ignores a
-/// rule's `errnoRet`, and glibc falls back to `clone` only on ENOSYS: with
-/// docker's default profile instead, node cannot start a thread). Written to
-/// a temporary file; its path.
+/// The shipped profile as the provider hands it to gVisor (`--oci-seccomp`),
+/// written to a temporary file; its path. With docker's default profile
+/// instead, node cannot start a thread under runsc.
 fn gvisor_profile(seccomp: &str) -> String {
-    let mut json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(seccomp).expect("the profile"))
-            .expect("JSON");
-    let rules = json["syscalls"].as_array_mut().expect("syscalls");
-    for r in rules.iter_mut() {
-        if r["action"] == "SCMP_ACT_ERRNO"
-            && let Some(names) = r["names"].as_array_mut()
-        {
-            names.retain(|n| n != "clone3");
-        }
-    }
-    rules.retain(|r| r["names"].as_array().is_none_or(|n| !n.is_empty()));
-    rules.push(serde_json::json!({"names": ["clone3"], "action": "SCMP_ACT_ALLOW"}));
+    let text = std::fs::read_to_string(seccomp).expect("the profile");
+    let variant = plimsoll_core::provider::docker::seccomp_for_gvisor(&text).expect("a profile");
     let path = std::env::temp_dir().join("plimsoll-bench-seccomp-gvisor.json");
-    std::fs::write(&path, json.to_string()).expect("writing the profile");
+    std::fs::write(&path, variant).expect("writing the profile");
     path.display().to_string()
 }
 
 /// One `docker run` of the baseline; `None` when it did not print 42 (its
-/// stderr is shown: under runsc node sometimes fails to start a thread).
+/// stderr is shown).
 fn docker_run(args: &[String], stdin: &str) -> Option<Duration> {
     use std::io::Write;
     let t = Instant::now();

@@ -1229,6 +1229,22 @@ async fn wait_snippet_pool(p: &DockerProvider, n: u64) {
     }
 }
 
+/// Checks a run of the pool test's snippet: its container saw nothing of an
+/// earlier run, and its hostname (the container's id) was never seen before;
+/// adds it to `hosts`.
+fn served(resp: &RunResponse, hosts: &mut std::collections::BTreeSet<String>, label: &str) {
+    let Some(Output::JavaScript(r)) = &resp.output else {
+        panic!("{label}: not a snippet result");
+    };
+    let out = text(&r.stdout);
+    let (host, seen) = out.trim().split_once(' ').unwrap();
+    assert_eq!(seen, "fresh", "{label}: {out}");
+    assert!(
+        hosts.insert(host.to_owned()),
+        "{label}: {host} served two runs"
+    );
+}
+
 /// `SANDBOX_SNIPPET_POOL`: members wait behind every wall of a fresh run,
 /// each serves exactly one run (its hostname, the container's id, is never
 /// seen twice, and nothing a run left is seen by the next), is removed after
@@ -1287,16 +1303,7 @@ async fn a_snippet_pool_member_serves_exactly_one_run_behind_the_same_walls() {
                 "[{rt:?}] run {n}: {}",
                 record.policy
             );
-            let Some(Output::JavaScript(r)) = resp.output else {
-                panic!("not a snippet result");
-            };
-            let out = text(&r.stdout);
-            let (host, seen) = out.trim().split_once(' ').unwrap();
-            assert_eq!(seen, "fresh", "[{rt:?}] run {n}: {out}");
-            assert!(
-                hosts.insert(host.to_owned()),
-                "[{rt:?}] {host} served two runs"
-            );
+            served(&resp, &mut hosts, &format!("[{rt:?}] run {n}"));
         }
         // Each served container goes; the pool is back to its size.
         for host in &hosts {
@@ -1331,16 +1338,7 @@ async fn a_snippet_pool_member_serves_exactly_one_run_behind_the_same_walls() {
             .count();
         assert!(pooled <= 2, "[{rt:?}] three runs from a pool of two");
         for r in [&ra, &rb, &rc] {
-            let Some(Output::JavaScript(j)) = &r.output else {
-                panic!("not a snippet result");
-            };
-            let out = text(&j.stdout);
-            let (host, seen) = out.trim().split_once(' ').unwrap();
-            assert_eq!(seen, "fresh", "[{rt:?}] {out}");
-            assert!(
-                hosts.insert(host.to_owned()),
-                "[{rt:?}] {host} served two runs"
-            );
+            served(r, &mut hosts, &format!("[{rt:?}] concurrent"));
         }
         engine.shutdown().await;
         support::assert_none_left(&config.instance).await;

@@ -67,6 +67,15 @@ pub use settings::{
     DockerEnvelope, DockerRuntime, DockerSettings, PLUGIN, SeccompSetting, valid_guest_uid,
 };
 
+/// The seccomp profile `text` as this provider hands it to gVisor
+/// (`--oci-seccomp`) for a container's first process: `clone3` is left to
+/// the Sentry, which answers ENOSYS itself. For tools that start containers
+/// beside plimsoll's behind the same walls (the benchmarks' `docker run`
+/// baseline); `Err` names why `text` is not a profile.
+pub fn seccomp_for_gvisor(text: &str) -> std::result::Result<String, String> {
+    Ok(seccomp::Profile::parse(text)?.for_gvisor())
+}
+
 /// The longest budget a snippet may ask for.
 const SNIPPET_MAX_TIMEOUT: Duration = Duration::from_secs(30);
 /// Seconds a passing (or failing) preflight is reused.

@@ -18,7 +18,7 @@ use crate::provider::docker::warm::{self, Warm};
 const POOL_LABEL: &str = "pool";
 
 /// How many of the latest opens' hints decide what a new member warms.
-pub(crate) const RECENT: usize = 8;
+const RECENT: usize = 8;
 
 /// The languages a member can warm.
 const LANGUAGES: [&str; 2] = ["python", "javascript"];
