@@ -9,6 +9,7 @@ import json
 import os
 import secrets
 import subprocess
+import time
 
 import plimsoll_client
 import pytest
@@ -109,6 +110,23 @@ def test_docker_runs_snippets_and_projects(start_daemon, clients_file, runtime, 
     with pytest.raises(errors.InsufficientIsolationError) as e:
         c.run_javascript("console.log(1)", minimum_isolation="vm")
     assert e.value.not_dispatched == "isolation"
+
+
+def test_docker_snippet_pool_answers_verify_and_say_so(start_daemon, clients_file):
+    """Snippets from the snippet pool (SANDBOX_SNIPPET_POOL): the client
+    verifies each record, whose policy says the run came from the pool."""
+    d = start_daemon(SANDBOX_PROVIDER="docker", SANDBOX_SNIPPET_POOL="1", PLIMSOLL_CLIENTS_FILE=clients_file)
+    c = client(d)
+    fresh = c.describe().policy
+    policies = []
+    for _ in range(3):
+        time.sleep(2)  # the pool refills in the background
+        r = c.run_javascript("console.log(require('os').hostname())", minimum_isolation="container")
+        assert r.exit_code == 0
+        check_record(r, "container")
+        policies.append((r.stdout, r.record.policy))
+    assert all(p == fresh + ";sandbox=warm-pool" for _, p in policies), (fresh, policies)
+    assert len({host for host, _ in policies}) == 3, policies
 
 
 STANDIN = ROOT / "target" / "debug" / "plimsoll-standin"
