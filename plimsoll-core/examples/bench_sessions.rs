@@ -213,7 +213,7 @@ async fn main() {
         report(name, "warm Python cell (x + 1)", warm, Some(base));
         report(name, "session snippet call (console.log)", call, Some(base));
         report(name, "session call, one echo step", step, Some(base));
-        drop(engine);
+        engine.shutdown().await;
         // With a warm pool of two.
         let provider = Arc::new(
             DockerProvider::new(
@@ -276,6 +276,8 @@ async fn main() {
         println!(
             "{name:<6} memory per waiting pool member, Python kernel (after Python-hinted opens): {mem:.1} MiB (docker stats)"
         );
+        // The waiting members go with the engine, not with the process.
+        engine.shutdown().await;
     }
 }
 
