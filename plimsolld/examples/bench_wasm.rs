@@ -92,6 +92,35 @@ impl KeepAlive {
     }
 }
 
+/// `conc` client threads sharing `runs` hello runs, each on a connection per
+/// request or (`keep_alive`, after one unmeasured run) on one held connection;
+/// each thread's latencies, ms.
+fn clients(
+    addr: &str,
+    conc: usize,
+    runs: usize,
+    keep_alive: bool,
+) -> Vec<std::thread::JoinHandle<Vec<f64>>> {
+    (0..conc)
+        .map(|_| {
+            let addr = addr.to_owned();
+            std::thread::spawn(move || {
+                let mut held = keep_alive.then(|| {
+                    let mut c = KeepAlive::open(&addr);
+                    c.hello();
+                    c
+                });
+                (0..(runs / conc).max(1))
+                    .map(|_| match held.as_mut() {
+                        Some(c) => c.hello(),
+                        None => hello(&addr),
+                    })
+                    .collect()
+            })
+        })
+        .collect()
+}
+
 fn stats(mut v: Vec<f64>, wall_s: f64) -> String {
     v.sort_by(f64::total_cmp);
     let p = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
@@ -147,16 +176,7 @@ fn main() {
     let mut peak = 0;
     for conc in [2usize, 4] {
         let t = Instant::now();
-        let handles: Vec<_> = (0..conc)
-            .map(|_| {
-                let addr = addr.clone();
-                std::thread::spawn(move || {
-                    (0..(runs / conc).max(1))
-                        .map(|_| hello(&addr))
-                        .collect::<Vec<f64>>()
-                })
-            })
-            .collect();
+        let handles = clients(&addr, conc, runs, false);
         let watcher = std::thread::spawn(move || {
             (0..20)
                 .map(|_| {
@@ -178,18 +198,7 @@ fn main() {
     }
     for conc in [1usize, 2] {
         let t = Instant::now();
-        let handles: Vec<_> = (0..conc)
-            .map(|_| {
-                let addr = addr.clone();
-                std::thread::spawn(move || {
-                    let mut c = KeepAlive::open(&addr);
-                    c.hello();
-                    (0..(runs / conc).max(1))
-                        .map(|_| c.hello())
-                        .collect::<Vec<f64>>()
-                })
-            })
-            .collect();
+        let handles = clients(&addr, conc, runs, true);
         let all: Vec<f64> = handles
             .into_iter()
             .flat_map(|h| h.join().unwrap())

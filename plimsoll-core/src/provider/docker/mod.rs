@@ -347,7 +347,10 @@ impl DockerProvider {
                 setup.sessions.pool as usize,
                 setup.sessions.lifetime,
             )),
-            snippets: Arc::new(snippet_pool::SnippetPool::new(snippets)),
+            snippets: Arc::new(snippet_pool::SnippetPool::new(
+                snippets,
+                SNIPPET_MAX_TIMEOUT,
+            )),
         })
     }
 
@@ -538,7 +541,7 @@ impl Provider for DockerProvider {
             st.session_languages = session_languages;
         }
         session::refill(&self.inner, &self.pool);
-        snippet_pool::refill(&self.inner, &self.snippets, SNIPPET_MAX_TIMEOUT);
+        snippet_pool::refill(&self.inner, &self.snippets);
         let mut st = self.inner.state();
         st.snippet_languages = vec!["javascript".into()];
         st.project_languages = languages;
@@ -557,7 +560,7 @@ impl Provider for DockerProvider {
         if ctx.grant.is_none()
             && let Some(member) = self.snippets.take()
         {
-            snippet_pool::refill(&self.inner, &self.snippets, SNIPPET_MAX_TIMEOUT);
+            snippet_pool::refill(&self.inner, &self.snippets);
             ctx.warm.store(true, std::sync::atomic::Ordering::SeqCst);
             return self
                 .explain(snippet::feed(&self.inner, member, job, ctx).await)

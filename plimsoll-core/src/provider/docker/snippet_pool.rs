@@ -20,18 +20,21 @@ use super::snippet::{GRACE, Launched, unix_after};
 use super::warm::{self, Warm};
 
 /// A member waiting longer than this is replaced rather than used.
-pub(crate) const MAX_WAIT: Duration = Duration::from_secs(3600);
+const MAX_WAIT: Duration = Duration::from_secs(3600);
 
 /// The snippets' warm pool.
 pub(crate) struct SnippetPool {
     warm: Arc<Warm<Launched>>,
+    /// The longest run a member may serve (its expiry label allows it).
+    longest: Duration,
 }
 
 impl SnippetPool {
-    /// An empty pool of `size` members.
-    pub(crate) fn new(size: usize) -> SnippetPool {
+    /// An empty pool of `size` members, each for a run of at most `longest`.
+    pub(crate) fn new(size: usize, longest: Duration) -> SnippetPool {
         SnippetPool {
             warm: Arc::new(Warm::new(size, "snippet container")),
+            longest,
         }
     }
 
@@ -53,9 +56,9 @@ impl SnippetPool {
     }
 }
 
-/// Starts background creation of members until the pool is full; `longest`
-/// is the longest run a member may serve.
-pub(crate) fn refill(inner: &Arc<Inner>, pool: &SnippetPool, longest: Duration) {
+/// Starts background creation of members until the pool is full.
+pub(crate) fn refill(inner: &Arc<Inner>, pool: &SnippetPool) {
+    let longest = pool.longest;
     warm::refill(&pool.warm, || {
         let inner = inner.clone();
         async move { Launched::new(&inner, unix_after(MAX_WAIT + longest + GRACE), None, true).await }
