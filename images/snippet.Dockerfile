@@ -3,7 +3,7 @@
 ARG BASE
 FROM ${BASE}
 LABEL io.plimsoll.role="snippet" \
-      org.opencontainers.image.description="plimsoll snippet sandbox: Debian bookworm, Node 18"
+      org.opencontainers.image.description="plimsoll snippet sandbox: Debian trixie, Node 24 LTS"
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     LANG=C.UTF-8 \
     HOME=/tmp \

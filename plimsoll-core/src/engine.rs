@@ -279,6 +279,7 @@ impl Engine {
                 max_timeout_ms: e.max_timeout_ms.min(MAX_RUN_TIMEOUT_MS),
                 software_identity: e.software_identity,
                 languages: e.languages,
+                runtimes: e.runtimes,
             })
         };
         DescribeResponse {

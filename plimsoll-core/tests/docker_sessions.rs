@@ -224,6 +224,127 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// Snippets as people write them today, none of which ran on the Node 18
+/// images: Web Crypto, `structuredClone`, `Array.prototype.toSorted`,
+/// `Object.groupBy`. The same text is a snippet and a cell (a cell awaits the
+/// promise its last expression gives).
+const TODAYS_JS: &str = r#"(async () => {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode('abc'));
+  const copy = structuredClone({ when: new Date(0), big: [1n], map: new Map([[1, 'a']]) });
+  console.log(JSON.stringify({
+    uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(crypto.randomUUID()),
+    random: crypto.getRandomValues(new Uint8Array(8)).length,
+    sha256: Buffer.from(digest).toString('hex'),
+    copy: [copy.when.toISOString(), typeof copy.big[0], copy.map.get(1)],
+    sorted: [5, 1, 4].toSorted(),
+    grouped: Object.groupBy([1, 2, 3], (x) => (x % 2 ? 'odd' : 'even')),
+  }));
+})()"#;
+const TODAYS_JS_OUT: &str = concat!(
+    r#"{"uuid":true,"random":8,"#,
+    r#""sha256":"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad","#,
+    r#""copy":["1970-01-01T00:00:00.000Z","bigint","a"],"sorted":[1,4,5],"#,
+    r#""grouped":{"odd":[1,3],"even":[2]}}"#,
+    "\n"
+);
+
+/// The version in a Describe runtime entry `INTERPRETER VERSION`, split
+/// into numbers.
+fn version_of(runtimes: &[String], interpreter: &str) -> (String, Vec<u32>) {
+    let v = runtimes
+        .iter()
+        .find_map(|r| r.strip_prefix(interpreter)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {interpreter} in {runtimes:?}"))
+        .to_owned();
+    let parts = v.split('.').map(|n| n.parse().unwrap()).collect();
+    (v, parts)
+}
+
+/// The images carry maintained interpreters (Node 22 or later, Python 3.12
+/// or later) and Describe names their exact versions, which every path —
+/// snippet, project step, session cell — then runs; today's JavaScript works
+/// as a snippet and as a cell.
+async fn check_current_runtimes(engine: &Engine, name: &str) {
+    let d = engine.describe();
+    let snippet = d.javascript_environment.unwrap().runtimes;
+    let projects = d.project_environment.unwrap().runtimes;
+    let session = d.session_environment.unwrap().runtimes;
+    let (node, n) = version_of(&projects, "node");
+    let (python, p) = version_of(&projects, "python");
+    assert!(n[0] >= 22, "[{name}] node {node} is past its end of life");
+    assert!(
+        p[..2] >= [3, 12][..],
+        "[{name}] python {python} is older than 3.12"
+    );
+    assert_eq!(snippet, [format!("node {node}")], "[{name}]");
+    assert_eq!(
+        projects,
+        [format!("node {node}"), format!("python {python}")]
+    );
+    assert_eq!(session, projects, "[{name}] sessions run the project image");
+
+    for code in [TODAYS_JS, "console.log(process.versions.node)"] {
+        let r = match engine
+            .run(&caller(), js(code), CancellationToken::new())
+            .await
+            .unwrap()
+            .output
+        {
+            Some(Output::JavaScript(r)) => r,
+            o => panic!("{o:?}"),
+        };
+        let want = if code == TODAYS_JS {
+            TODAYS_JS_OUT.to_owned()
+        } else {
+            format!("{node}\n")
+        };
+        assert_eq!(
+            (text(&r.stdout), text(&r.stderr), r.exit_code),
+            (want, String::new(), 0),
+            "[{name}] snippet {code}"
+        );
+    }
+    let steps = match engine
+        .run(
+            &caller(),
+            project(&["node --version", "python3 --version"], &[]),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap()
+        .output
+    {
+        Some(Output::Project(p)) => p.steps,
+        o => panic!("{o:?}"),
+    };
+    let said: Vec<String> = steps.iter().map(|s| text(&s.stdout)).collect();
+    assert_eq!(
+        said,
+        [format!("v{node}\n"), format!("Python {python}\n")],
+        "[{name}]"
+    );
+
+    let mut s = Session::open(engine, &["javascript", "python"]).await;
+    let cells = [
+        ("javascript", TODAYS_JS, TODAYS_JS_OUT.to_owned()),
+        ("javascript", "process.versions.node", format!("'{node}'\n")),
+        (
+            "python",
+            "import platform\nplatform.python_version()",
+            format!("'{python}'\n"),
+        ),
+    ];
+    for (lang, code, want) in cells {
+        let c = s.cell(lang, code, &[], 20_000).await;
+        assert_eq!(
+            (text(&c.stdout), text(&c.stderr)),
+            (want, String::new()),
+            "[{name}] {lang} cell {code}"
+        );
+    }
+    s.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_keep_their_promises_under_runc_and_runsc() {
     for rt in RUNTIMES {
@@ -231,6 +352,7 @@ async fn sessions_keep_their_promises_under_runc_and_runsc() {
         let engine = start(rt).await;
         let name = rt.as_str();
         eprintln!("[{name}] started in {:?}", t.elapsed());
+        check_current_runtimes(&engine, name).await;
 
         // Interpreters started at open for the language hints: the first
         // cell each runs says it started fresh, the next does not.

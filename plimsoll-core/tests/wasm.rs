@@ -99,6 +99,16 @@ async fn hello_runs_at_tier_process() {
             .software_identity
             .starts_with("quickjs-ng:")
     );
+    // Describe names the engine and its version, as the identity does.
+    let env = e
+        .describe()
+        .javascript_environment
+        .expect("a snippet environment");
+    let version = env.software_identity["quickjs-ng:".len()..]
+        .split('+')
+        .next()
+        .unwrap_or_default();
+    assert_eq!(env.runtimes, [format!("quickjs-ng {version}")]);
     let Some(Output::JavaScript(r)) = response.output else {
         panic!("no snippet result")
     };

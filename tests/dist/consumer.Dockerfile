@@ -1,9 +1,9 @@
 # The throwaway machine tests/dist/run.sh installs each artifact on: the same
 # Debian base as the sandbox images plus what a *user* of plimsoll has — Python
-# with venv and pip, a C compiler with pkg-config and CMake, Go 1.19 — and none
-# of plimsoll's build toolchain (no Rust, no clang or wasi-libc, no source tree).
-# Node is the host's (mounted at run time: Debian bookworm's own is 18, and the
-# package needs 20.17 or later).
+# with venv and pip, a C compiler with pkg-config and CMake, Go (Debian trixie's)
+# — and none of plimsoll's build toolchain (no Rust, no clang or wasi-libc, no
+# source tree). Node is the base's (the sandbox images' Node 24 LTS); npm is
+# the host's, mounted at run time.
 ARG BASE
 FROM ${BASE}
 RUN apt-get -q update \

@@ -28,8 +28,10 @@ START=$SECONDS
 step() { printf '== dist check [%ss]: %s\n' "$((SECONDS - START))" "$*"; }
 consumer_image() { # sets CONSUMER, building it when missing
   local base log
-  base=$(docker image ls --format '{{.Repository}}:{{.Tag}}' plimsoll/base | head -n 1)
-  [ -n "$base" ] || { echo "tests/dist: no plimsoll/base image; run images/build.sh" >&2; exit 1; }
+  # The base the sandbox images were built from (their io.plimsoll.base label).
+  base=$(docker image inspect --format '{{index .Config.Labels "io.plimsoll.base"}}' "${PLIMSOLL_SNIPPET_IMAGE:-plimsoll/snippet:latest}" 2>/dev/null || true)
+  base=${base:+plimsoll/base:$base}
+  [ -n "$base" ] && docker image inspect "$base" >/dev/null 2>&1 || { echo "tests/dist: no plimsoll/base image; run images/build.sh" >&2; exit 1; }
   CONSUMER="plimsoll/dist-consumer:$( (cat tests/dist/consumer.Dockerfile; echo "$base") | sha256sum | cut -c1-12)"
   if ! docker image inspect "$CONSUMER" >/dev/null 2>&1; then
     log=$(mktemp)
@@ -52,8 +54,8 @@ docker image inspect "plimsoll/plimsolld:$VERSION" >/dev/null
 
 step "the consumer image (Debian base + Python, gcc, pkg-config, CMake, Go; no Rust, no clang)"
 consumer_image
-# (The base's own node is Debian's 18, below the package's floor: the Node
-# step mounts the host's over it.)
+# (Node is the base's own, the sandbox images' Node 24 LTS; npm is the host's,
+# mounted for the Node step.)
 docker run --rm "$CONSUMER" sh -c '! command -v cargo && ! command -v rustc && ! command -v clang && ! command -v wasm-ld' >/dev/null \
   || { echo "tests/dist: the consumer image has a build tool it must not have" >&2; exit 1; }
 
@@ -73,7 +75,6 @@ docker logs "$DAEMON" 2>&1 | grep -q '"message":"listening"' || { docker logs "$
 docker logs "$DAEMON" 2>&1 | grep -o '"message":"serving".*"ready":true' >/dev/null
 echo "plimsolld $VERSION serving wasm in container $DAEMON"
 
-NODE_BIN=$(command -v node)
 NPM_DIR=$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")
 consumer() { # consumer SCRIPT [docker run options]: runs tests/dist/SCRIPT in a fresh consumer container
   local script=$1
@@ -83,9 +84,8 @@ consumer() { # consumer SCRIPT [docker run options]: runs tests/dist/SCRIPT in a
 }
 step "Python: the abi3 wheel in a fresh virtualenv"
 consumer python.sh
-step "Node: the npm tarballs in an empty project (Node $("$NODE_BIN" --version) from the host)"
-consumer node.sh -v "$NODE_BIN:/usr/local/bin/node:ro" -v "$NPM_DIR:/usr/local/lib/node_modules/npm:ro" \
-  -e PATH=/usr/local/bin:/usr/bin:/bin
+step "Node: the npm tarballs in an empty project (the image's Node $(docker run --rm "$CONSUMER" node --version), the host's npm)"
+consumer node.sh -v "$NPM_DIR:/usr/local/lib/node_modules/npm:ro"
 step "C: the install tree, the example shared, static and with CMake"
 consumer c.sh
 step "Go: the module from a program outside its tree"

@@ -36,6 +36,7 @@ impl Provider for Echo {
                 default_timeout_ms: 5_000,
                 max_timeout_ms: 30_000,
                 languages: vec!["javascript".into()],
+                runtimes: Vec::new(),
             }),
             ..Default::default()
         }

@@ -104,6 +104,10 @@ pub struct Environment {
     pub max_timeout_ms: u32,
     /// Interpreter languages proven at startup.
     pub languages: Vec<String>,
+    /// The interpreters behind `languages`, each with the exact version it
+    /// reported at startup (`node 24.22.3`, `python 3.13.5`), or empty where
+    /// the provider cannot ask.
+    pub runtimes: Vec<String>,
 }
 
 /// The environments of each kind a provider runs (`None`: that kind is unsupported).

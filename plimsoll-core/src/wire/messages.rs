@@ -35,6 +35,11 @@ pub struct PayloadEnvironment {
     /// Interpreter languages proven at startup (`javascript`, `python`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub languages: Vec<String>,
+    /// The interpreters behind `languages` with the exact versions they
+    /// reported at startup (`node 24.22.3`, `python 3.13.5`). An addition to
+    /// the wire: older clients ignore it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub runtimes: Vec<String>,
 }
 
 /// The per-run resource envelope.

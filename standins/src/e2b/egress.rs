@@ -248,6 +248,9 @@ impl Egress {
             .distinguished_name
             .push(rcgen::DnType::CommonName, host);
         params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
+        // Python 3.13's default context verifies X.509 strictly (RFC 5280):
+        // a certificate a CA issued must name it by key identifier.
+        params.use_authority_key_identifier_extension = true;
         let key = rcgen::KeyPair::generate().map_err(|e| fail("leaf key", e))?;
         let cert = params
             .signed_by(&key, &self.ca)

@@ -111,6 +111,8 @@ pub fn generate(dir: &Path) -> Result<ServerTls, String> {
         p.distinguished_name.push(DnType::CommonName, cn);
         p.extended_key_usages = vec![eku];
         p.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        // Strict X.509 verification (Python 3.13's default) wants the issuer's key id.
+        p.use_authority_key_identifier_extension = true;
         let cert = p
             .signed_by(&key, &issuer)
             .map_err(|e| fail("certificate", e))?;

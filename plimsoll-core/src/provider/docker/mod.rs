@@ -107,9 +107,9 @@ impl std::fmt::Debug for DockerProvider {
 struct State {
     snippet: Option<PinnedImage>,
     project: Option<PinnedImage>,
-    snippet_languages: Vec<String>,
-    project_languages: Vec<String>,
-    session_languages: Vec<String>,
+    snippet_languages: Vec<proof::Language>,
+    project_languages: Vec<proof::Language>,
+    session_languages: Vec<proof::Language>,
     drift: Option<String>,
     /// What the startup proof showed of the system-call walls.
     walls: Option<String>,
@@ -446,20 +446,23 @@ impl Provider for DockerProvider {
 
     fn environments(&self) -> Environments {
         let st = self.inner.state();
-        let env = |image: &Option<PinnedImage>, default_ms, max_ms, languages: &Vec<String>| {
-            let identity = image
-                .as_ref()
-                .map(PinnedImage::identity)
-                .unwrap_or_default();
-            Environment {
-                software_identity: identity.clone(),
-                identity,
-                default_timeout_ms: default_ms,
-                max_timeout_ms: max_ms,
-                languages: languages.clone(),
-            }
-        };
-        let project = env(&st.project, 30_000, 120_000, &st.project_languages);
+        let env =
+            |image: &Option<PinnedImage>, default_ms, max_ms, languages: &[proof::Language]| {
+                let identity = image
+                    .as_ref()
+                    .map(PinnedImage::identity)
+                    .unwrap_or_default();
+                Environment {
+                    software_identity: identity.clone(),
+                    identity,
+                    default_timeout_ms: default_ms,
+                    max_timeout_ms: max_ms,
+                    languages: languages.iter().map(|l| l.name.clone()).collect(),
+                    runtimes: languages.iter().map(|l| l.runtime.clone()).collect(),
+                }
+            };
+        // Sessions run the project image, with its budgets.
+        let project = |languages| env(&st.project, 30_000, 120_000, languages);
         Environments {
             javascript: Some(env(
                 &st.snippet,
@@ -467,11 +470,8 @@ impl Provider for DockerProvider {
                 SNIPPET_MAX_TIMEOUT.as_millis() as u32,
                 &st.snippet_languages,
             )),
-            session: Some(Environment {
-                languages: st.session_languages.clone(),
-                ..project.clone()
-            }),
-            project: Some(project),
+            session: Some(project(&st.session_languages)),
+            project: Some(project(&st.project_languages)),
             module: None,
         }
     }
@@ -510,12 +510,12 @@ impl Provider for DockerProvider {
         let project = self.inner.pinned(Role::Project)?;
         let (js, js_probe) =
             proof::prove_image(&self.inner, Role::Proof { work: false }, &snippet).await?;
-        if !js.iter().any(|l| l == "javascript") {
+        let Some(node) = js.into_iter().find(|l| l.name == "javascript") else {
             return Err(Error::infrastructure(format!(
                 "startup proof failed for image {}: node does not start in the snippet image",
                 snippet.reference
             )));
-        }
+        };
         let (languages, project_probe) =
             proof::prove_image(&self.inner, Role::Proof { work: true }, &project).await?;
         let (image, inside) = match (project_probe, js_probe) {
@@ -531,8 +531,15 @@ impl Provider for DockerProvider {
         tracing::info!(walls = %shown.summary, "startup proof: system-call walls");
         self.inner.state().walls = Some(shown.summary);
         proof::run_paths(&self.inner).await?;
+        // A session runs the project image: its interpreters are the
+        // project proof's, those of the kernels that started.
         let session_languages = if self.inner.sessions_on {
-            session::prove(&self.inner).await?
+            let started = session::prove(&self.inner).await?;
+            languages
+                .iter()
+                .filter(|l| started.contains(&l.name))
+                .cloned()
+                .collect()
         } else {
             Vec::new()
         };
@@ -543,7 +550,7 @@ impl Provider for DockerProvider {
         session::refill(&self.inner, &self.pool);
         snippet_pool::refill(&self.inner, &self.snippets);
         let mut st = self.inner.state();
-        st.snippet_languages = vec!["javascript".into()];
+        st.snippet_languages = vec![node];
         st.project_languages = languages;
         Ok(self.isolation())
     }

@@ -88,8 +88,8 @@ done < /proc/self/status
 for i in /sys/class/net/*; do echo "iface ${i##*/}"; done
 if [ -r /sys/fs/cgroup/pids/pids.max ]; then echo "pids $(cat /sys/fs/cgroup/pids/pids.max)";
 elif [ -r /sys/fs/cgroup/pids.max ]; then echo "pids $(cat /sys/fs/cgroup/pids.max)"; fi
-if node -e 'process.stdout.write("")' 2>/dev/null; then echo "lang javascript"; fi
-if python3 -c 'pass' 2>/dev/null; then echo "lang python"; fi
+if v=$(node -p 'process.versions.node' 2>/dev/null); then echo "lang javascript node $v"; fi
+if v=$(python3 -c 'import platform; print(platform.python_version())' 2>/dev/null); then echo "lang python python $v"; fi
 python3 -c 'import ctypes; print("nnp %d" % ctypes.CDLL(None).prctl(39, 0, 0, 0, 0))' 2>/dev/null
 "#;
 
@@ -197,6 +197,30 @@ fn host_pids_max(pid: i64) -> std::result::Result<String, String> {
         .map_err(|e| format!("reading {}: {e}", file.display()))
 }
 
+/// A language whose interpreter started in a proof container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Language {
+    /// `javascript` or `python`.
+    pub name: String,
+    /// The interpreter and the exact version it reported (`node 24.22.3`).
+    pub runtime: String,
+}
+
+/// The languages in the facts script's `lang NAME INTERPRETER VERSION` lines.
+fn languages(facts: &str) -> Vec<Language> {
+    facts
+        .lines()
+        .filter_map(|x| x.strip_prefix("lang "))
+        .filter_map(|x| {
+            let (name, runtime) = x.trim().split_once(' ')?;
+            Some(Language {
+                name: name.to_owned(),
+                runtime: runtime.to_owned(),
+            })
+        })
+        .collect()
+}
+
 /// Proves one image under `role`; returns the languages whose interpreters
 /// start and, where python3 starts, what the system-call probe of
 /// [`walls`](super::walls) saw in this container.
@@ -204,7 +228,7 @@ pub(crate) async fn prove_image(
     p: &Inner,
     role: Role,
     image: &PinnedImage,
-) -> Result<(Vec<String>, Option<walls::Observed>)> {
+) -> Result<(Vec<Language>, Option<walls::Observed>)> {
     let docker = p.client().await?;
     let l = &p.lockdown;
     let socket = ProbeSocket::open(Access {
@@ -323,15 +347,12 @@ pub(crate) async fn prove_image(
             format!("the host's pids.max for the container reads {host:?}, configured {want_pids}"),
         ));
     }
-    let languages: Vec<String> = facts
-        .lines()
-        .filter_map(|x| x.strip_prefix("lang "))
-        .map(str::to_owned)
-        .collect();
+    let languages = languages(&facts);
+    let has = |name: &str| languages.iter().any(|x| x.name == name);
 
     // The broker socket path: mounted the way a run mounts it, and connectable.
     let target = format!("{BROKER_DIR}/{BROKER_SOCKET}");
-    let said = if languages.iter().any(|x| x == "javascript") {
+    let said = if has("javascript") {
         run(
             docker,
             &live,
@@ -339,7 +360,7 @@ pub(crate) async fn prove_image(
             vec!["node".into(), "-e".into(), SOCKET_NODE.into(), target],
         )
         .await?
-    } else if languages.iter().any(|x| x == "python") {
+    } else if has("python") {
         run(
             docker,
             &live,
@@ -359,7 +380,7 @@ pub(crate) async fn prove_image(
             ),
         ));
     }
-    let probe = if languages.iter().any(|x| x == "python") {
+    let probe = if has("python") {
         Some(walls::observe(docker, &live, l).await?)
     } else {
         None
@@ -421,4 +442,28 @@ pub(crate) async fn run_paths(inner: &Inner) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_language_line_names_its_interpreter_and_version() {
+        let facts = "NoNewPrivs: 1\nlang javascript node 24.22.3\niface lo\nlang python python 3.13.5\nlang broken\n";
+        let got = languages(facts);
+        assert_eq!(
+            got,
+            [
+                Language {
+                    name: "javascript".into(),
+                    runtime: "node 24.22.3".into()
+                },
+                Language {
+                    name: "python".into(),
+                    runtime: "python 3.13.5".into()
+                }
+            ]
+        );
+    }
 }

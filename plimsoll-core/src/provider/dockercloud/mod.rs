@@ -149,6 +149,7 @@ impl DockerCloud {
             default_timeout_ms: 30_000,
             max_timeout_ms: run::MAX_RUN.as_millis() as u32,
             languages: vec!["javascript".into()],
+            runtimes: Vec::new(),
         }
     }
 }

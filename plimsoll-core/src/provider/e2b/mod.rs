@@ -117,6 +117,7 @@ impl E2b {
             default_timeout_ms: 30_000,
             max_timeout_ms: 120_000,
             languages: vec!["javascript".into()],
+            runtimes: Vec::new(),
         }
     }
 }

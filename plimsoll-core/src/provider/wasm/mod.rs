@@ -120,6 +120,7 @@ impl Wasm {
             default_timeout_ms: DEFAULT_TIMEOUT_MS,
             max_timeout_ms: MAX_TIMEOUT_MS,
             languages: vec!["javascript".into()],
+            runtimes: vec![format!("quickjs-ng {}", self.compiled.engine_version)],
         }
     }
 
