@@ -93,7 +93,13 @@ prebuilt() { # prebuilt NAME: waits for it; fails with its log if it failed
 prebuild consumer bash tests/dist/run.sh --image
 prebuild fuzz env FUZZ_BUILD_ONLY=1 FUZZ_PROFILE="${FUZZ_PROFILE:-quick}" bash scripts/fuzz.sh
 # Every test binary runs, so one failure does not hide another's.
-cargo test --no-fail-fast
+PARITY_SUMMARY=${CARGO_TARGET_DIR:-$ROOT/target}/parity-summary.txt
+rm -f "$PARITY_SUMMARY"
+status=0
+cargo test --no-fail-fast || status=$?
+step "JavaScript parity (plimsoll-core/tests/parity.rs, tests/parity): agreement with node"
+cat "$PARITY_SUMMARY" 2>/dev/null || echo "parity: no summary (the parity suite did not finish)"
+[ "$status" -eq 0 ] || exit "$status"
 
 step "fuzz: seeds as regression tests, then a bounded run of every target"
 cargo fmt --manifest-path fuzz/Cargo.toml --check
@@ -135,27 +141,32 @@ step "benchmarks and examples: smoke runs (short form, dev/test profile, no timi
 # Every bench and example runs here once in a short form so none can rot; the
 # examples that start a daemon run target/debug/plimsolld, built just now
 # beside them (plimsolld/examples/support/daemon.rs), never a stale binary.
-cargo build -q -p plimsolld --bins --examples
-cargo build -q -p plimsoll-core --examples
+# Built for the default members together, as `cargo test` built them: the
+# same features, so nothing is compiled again (a per-package `-p` build
+# resolves features apart and rebuilds the core). Run from their paths.
+cargo build -q --bins --examples
+EXAMPLES=${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples
 smoke() { # smoke LABEL COMMAND...: runs it, prints its wall time
   local label=$1 t0=$SECONDS
   shift
   "$@"
   echo "smoke $label: $((SECONDS - t0)) s"
 }
-smoke "bench wasm (3 runs)" env PLIMSOLL_BENCH_RUNS=3 cargo test -q -p plimsoll-core --bench wasm
-smoke "example bench_wasm (3 runs)" cargo run -q -p plimsolld --example bench_wasm -- 3
-smoke "example bench_docker (runc, 1 run)" env PLIMSOLL_BENCH_RUNTIMES=runc cargo run -q -p plimsoll-core --example bench_docker -- 1
+smoke "bench wasm (3 runs)" env PLIMSOLL_BENCH_RUNS=3 cargo test -q --bench wasm
+smoke "example bench_wasm (3 runs)" "$EXAMPLES/bench_wasm" 3
+smoke "example bench_docker (runc, 1 run)" env PLIMSOLL_BENCH_RUNTIMES=runc "$EXAMPLES/bench_docker" 1
 smoke "example bench_sessions (runc, 1 session)" env PLIMSOLL_BENCH_RUNTIMES=runc PLIMSOLL_BENCH_RUNS=1 \
-  cargo run -q -p plimsoll-core --example bench_sessions
+  "$EXAMPLES/bench_sessions"
+smoke "example bench_wasm_client.py (20 runs, the published client)" \
+  env PLIMSOLLD="${CARGO_TARGET_DIR:-$ROOT/target}/debug/plimsolld" "$VENV/bin/python" plimsolld/examples/bench_wasm_client.py 20
 
 step "admission: bounded loopback load with random disconnects (wasm, then docker)"
-cargo run -q -p plimsolld --example load -- 2000 32 10
-LOAD_PROVIDER=docker cargo run -q -p plimsolld --example load -- 120 16 20 2
+"$EXAMPLES/load" 2000 32 10
+LOAD_PROVIDER=docker "$EXAMPLES/load" 120 16 20 2
 
 step "soak: bounded mixed runs and sessions; the daemon flat at rest, nothing left (wasm, then runc)"
-cargo run -q -p plimsolld --example soak -- wasm 2000 8
-cargo run -q -p plimsolld --example soak -- runc 200 4
+"$EXAMPLES/soak" wasm 2000 8
+"$EXAMPLES/soak" runc 200 4
 
 step "stand-ins checked by the vendors' published clients (E2B: e2b 2.63.0; OpenShell: openshell 0.1.5; Docker Cloud's Connect contract: docker-sbx-api 0.36.0; runc, then runsc)"
 cargo build -q -p plimsoll-standins

@@ -356,12 +356,12 @@ async fn huge_string_building_fails_cleanly() {
 }
 
 #[tokio::test]
-async fn no_global_reaches_files_env_network_timers_or_the_host() {
+async fn no_global_reaches_files_env_network_or_the_host() {
     let e = engine(None).await;
     let probe = r#"
         const seen = {};
         for (const name of ['require', 'module', 'std', 'os', 'fetch', 'XMLHttpRequest', 'WebSocket', 'WebAssembly',
-                            'setTimeout', 'setInterval', 'setImmediate', 'Deno', 'Bun', 'host', 'plimsoll', 'scriptArgs',
+                            'Deno', 'Bun', 'host', 'plimsoll', 'scriptArgs',
                             'print', 'load', 'read', 'readFile', 'importScripts', 'SharedArrayBuffer', 'Atomics'])
             seen[name] = typeof globalThis[name];
         console.log(JSON.stringify(seen));
@@ -459,6 +459,120 @@ async fn cancellation_stops_a_run_promptly() {
     .await;
     assert!(abandoned.is_err());
     assert_eq!(run(&e, "console.log(1)", 0).await.stdout, b"1\n");
+}
+
+#[tokio::test]
+async fn timers_run_in_node_order_until_no_referenced_one_is_left() {
+    let e = engine(None).await;
+    let code = r#"
+        const order = [];
+        setTimeout(() => order.push('t200'), 200);
+        setTimeout(() => { order.push('t0'); Promise.resolve().then(() => order.push('micro after t0')); }, 0);
+        setTimeout((a, b) => order.push(`t0 second ${a}${b}`), 0, 'x', 'y');
+        const i = setInterval(() => { order.push('tick'); if (order.filter((x) => x === 'tick').length === 3) clearInterval(i); }, 1);
+        clearTimeout(setTimeout(() => order.push('cleared'), 5));
+        clearTimeout(+setTimeout(() => order.push('cleared by id'), 5));
+        setTimeout(() => order.push('unref'), 60_000).unref();
+        setImmediate(() => order.push('immediate'));
+        Promise.resolve().then(() => order.push('micro'));
+        setTimeout(() => console.log(order.join()), 300);
+    "#;
+    let started = Instant::now();
+    let r = run(&e, code, 10_000).await;
+    assert_eq!(
+        (text(&r.stdout), text(&r.stderr), r.exit_code, r.timed_out),
+        (
+            "micro,immediate,t0,micro after t0,t0 second xy,tick,tick,tick,t200\n",
+            "",
+            0,
+            false
+        )
+    );
+    // The run waited for its last referenced timer, and not for the unref'd one.
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(5),
+        "took {took:?}"
+    );
+    // What a timer's callback sets is the run's exit code.
+    let r = run(&e, "setTimeout(() => { process.exitCode = 3 }, 1)", 0).await;
+    assert_eq!(r.exit_code, 3);
+    let r = run(&e, "setTimeout(42)", 0).await;
+    assert_eq!(r.exit_code, 1);
+    assert!(
+        text(&r.stderr).contains(
+            "The \"callback\" argument must be of type function. Received type number (42)"
+        ),
+        "{}",
+        text(&r.stderr)
+    );
+}
+
+#[tokio::test]
+async fn an_error_or_rejection_in_a_timer_ends_the_run_there() {
+    let e = engine(None).await;
+    let r = run(
+        &e,
+        "setTimeout(() => { throw new RangeError('boom') }, 1); setTimeout(() => console.log('never'), 50)",
+        0,
+    )
+    .await;
+    assert_eq!(r.exit_code, 1);
+    assert_eq!(text(&r.stdout), "");
+    assert!(
+        text(&r.stderr).starts_with("Uncaught RangeError: boom"),
+        "{}",
+        text(&r.stderr)
+    );
+    let r = run(
+        &e,
+        "setTimeout(() => { Promise.reject(new Error('nope')) }, 1); setTimeout(() => console.log('never'), 50)",
+        0,
+    )
+    .await;
+    assert_eq!(r.exit_code, 1);
+    assert_eq!(text(&r.stdout), "");
+    assert!(
+        text(&r.stderr).starts_with("Uncaught (in promise) Error: nope"),
+        "{}",
+        text(&r.stderr)
+    );
+}
+
+#[tokio::test]
+async fn a_timer_past_the_deadline_is_a_timeout_and_cancel_ends_a_wait() {
+    let e = engine(None).await;
+    for code in [
+        "setTimeout(() => console.log('late'), 60_000); console.log('armed')",
+        "setInterval(() => {}, 0); console.log('armed')",
+    ] {
+        let started = Instant::now();
+        let r = run(&e, code, 500).await;
+        let took = started.elapsed();
+        assert_eq!(
+            (text(&r.stdout), r.exit_code, r.timed_out),
+            ("armed\n", 124, true),
+            "{code}"
+        );
+        assert!(took < Duration::from_millis(1_500), "{code}: took {took:?}");
+    }
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        trigger.cancel();
+    });
+    let started = Instant::now();
+    let err = e
+        .run(
+            &Caller::anonymous(),
+            js("setTimeout(() => {}, 60_000)", 20_000),
+            cancel,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Cancelled);
+    assert!(started.elapsed() < Duration::from_millis(1_000));
 }
 
 #[tokio::test]

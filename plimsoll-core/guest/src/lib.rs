@@ -9,8 +9,10 @@
 //! JavaScript reaches only through the `host` global of a granted run (see
 //! `plimsoll_grant`).
 //!
-//! What it does not do: files, network, environment, arguments, timers,
-//! modules. `require`, `import()` of anything and `setTimeout` do not exist.
+//! What it does not do: files, network, environment, arguments, modules.
+//! `require` and `import()` of anything do not exist. Timers do: the run's
+//! event loop ([`run`]) waits for them through the host, which bounds every
+//! wait by the run's deadline.
 
 use std::cell::{Cell, RefCell};
 
@@ -29,6 +31,15 @@ struct Guest {
     rt: Runtime,
     ctx: Context,
     hooks: Persistent<Object<'static>>,
+    /// The prelude's event-loop hooks (see [`run`]), kept from the snapshot.
+    timers: Timers,
+}
+
+/// The prelude's `nextTimer`, `runTimer` and `rejections`.
+struct Timers {
+    next: Persistent<Function<'static>>,
+    run: Persistent<Function<'static>>,
+    rejections: Persistent<Function<'static>>,
 }
 
 thread_local! {
@@ -149,7 +160,7 @@ fn rejection<'js>(ctx: &Ctx<'js>, p: &Promise<'js>) -> Value<'js> {
 fn init() -> rquickjs::Result<Guest> {
     let rt = Runtime::new()?;
     let ctx = Context::full(&rt)?;
-    let hooks = ctx.with(|ctx| -> rquickjs::Result<Persistent<Object<'static>>> {
+    let (hooks, timers) = ctx.with(|ctx| -> rquickjs::Result<_> {
         let natives = natives(&ctx)?;
         let make_inspect: Function =
             ctx.eval_with_options(INSPECT, options("plimsoll:inspect", true))?;
@@ -158,7 +169,17 @@ fn init() -> rquickjs::Result<Guest> {
         let hooks: Object = setup.call((natives, util))?;
         let track: Function = hooks.get("track")?;
         TRACK.with(|t| *t.borrow_mut() = Some(Persistent::save(&ctx, track)));
-        Ok(Persistent::save(&ctx, hooks))
+        let hook = |name| {
+            hooks
+                .get::<_, Function>(name)
+                .map(|f| Persistent::save(&ctx, f))
+        };
+        let timers = Timers {
+            next: hook("nextTimer")?,
+            run: hook("runTimer")?,
+            rejections: hook("rejections")?,
+        };
+        Ok((Persistent::save(&ctx, hooks), timers))
     })?;
     rt.set_host_promise_rejection_tracker(Some(Box::new(|ctx, promise, reason, handled| {
         let track = TRACK.with(|t| t.borrow().clone());
@@ -166,7 +187,12 @@ fn init() -> rquickjs::Result<Guest> {
             let _: rquickjs::Result<()> = track.call((promise, reason, handled));
         }
     })));
-    Ok(Guest { rt, ctx, hooks })
+    Ok(Guest {
+        rt,
+        ctx,
+        hooks,
+        timers,
+    })
 }
 
 fn options(filename: &str, strict: bool) -> EvalOptions {
@@ -240,17 +266,48 @@ fn run(g: &Guest, code: String) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    // Run every pending job (promise reactions, awaits) to completion.
+    // Node's event loop, without I/O: run every pending job (promise
+    // reactions, awaits); then the next timer due, waiting for it through the
+    // host; then the jobs it queued; until no referenced timer is left. An
+    // uncaught error or an unhandled rejection ends the run there, as in Node.
     loop {
-        match g.rt.execute_pending_job() {
-            Ok(true) => continue,
-            Ok(false) => break,
-            Err(job) => {
-                let code = job
-                    .0
-                    .with(|ctx| report_uncaught(&ctx, &g.hooks, ctx.catch()));
-                return code;
+        if let Err(code) = drain(g) {
+            return code;
+        }
+        let next = g.ctx.with(|ctx| -> rquickjs::Result<Next> {
+            let Ok(main) = main.clone().restore(&ctx) else {
+                return Ok(Next::Done);
+            };
+            if main.state() == PromiseState::Rejected {
+                return Ok(Next::Done);
             }
+            if g.timers.rejections.clone().restore(&ctx)?.call::<_, bool>((main,))? {
+                return Ok(Next::Failed);
+            }
+            let wait: f64 = g.timers.next.clone().restore(&ctx)?.call(())?;
+            Ok(if wait < 0.0 { Next::Done } else { Next::Timer(wait) })
+        });
+        match next {
+            Ok(Next::Done) => break,
+            Ok(Next::Failed) => return 1,
+            Ok(Next::Timer(wait)) => {
+                if wait > 0.0 {
+                    // Past the host clock's resolution, so the timer is due on waking.
+                    sys::sleep((wait * 1e6) as i64 + HOST_CLOCK_RESOLUTION_NS);
+                }
+                let ran = g.ctx.with(|ctx| {
+                    g.timers
+                        .run
+                        .clone()
+                        .restore(&ctx)
+                        .and_then(|f| f.call::<_, ()>(()))
+                        .map_err(|_| report_uncaught(&ctx, &g.hooks, ctx.catch()))
+                });
+                if let Err(code) = ran {
+                    return code;
+                }
+            }
+            Err(_) => return g.ctx.with(|ctx| report_uncaught(&ctx, &g.hooks, ctx.catch())),
         }
     }
     g.ctx.with(|ctx| {
@@ -270,6 +327,35 @@ fn run(g: &Guest, code: String) -> i32 {
             .and_then(|f| f.call((main, failed)));
         finish.unwrap_or(70)
     })
+}
+
+/// The host rounds its clocks down to this (its `CLOCK_RESOLUTION_NS`).
+const HOST_CLOCK_RESOLUTION_NS: i64 = 100_000;
+
+/// What the event loop does after the pending jobs ran.
+enum Next {
+    /// Nothing is left to wait for (or the snippet's completion rejected).
+    Done,
+    /// An unhandled rejection was reported: the run ends with exit 1.
+    Failed,
+    /// The next timer is due in this many milliseconds.
+    Timer(f64),
+}
+
+/// Runs every pending job; an uncaught error in one is reported and its exit
+/// code returned.
+fn drain(g: &Guest) -> Result<(), i32> {
+    loop {
+        match g.rt.execute_pending_job() {
+            Ok(true) => continue,
+            Ok(false) => return Ok(()),
+            Err(job) => {
+                return Err(job
+                    .0
+                    .with(|ctx| report_uncaught(&ctx, &g.hooks, ctx.catch())));
+            }
+        }
+    }
 }
 
 /// Prints an uncaught exception the Node way (on stderr) and returns exit code 1.

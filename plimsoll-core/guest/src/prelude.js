@@ -222,9 +222,151 @@
     del(path) { return call('DELETE', path); },
   });
 
+  // --------------------------------------------------------------- timers
+  // Node's timers on the run's own clock. The guest's event loop (lib.rs)
+  // asks nextTimer() how long until the next one is due, waits that long
+  // through the host (which ends the run at its deadline instead), and calls
+  // runTimer() for one callback at a time, draining the microtasks it queued
+  // before the next, as Node does. Immediates run before timers.
+  const TIMEOUT_MAX = 2 ** 31 - 1;
+  const clock = () => performance.now();
+  const queue = []; // timers by due time, then by order of scheduling
+  const immediates = [];
+  const byId = new Map();
+  let lastId = 0;
+  let order = 0;
+  const place = (t) => {
+    let lo = 0;
+    let hi = queue.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const q = queue[mid];
+      if (q._due < t._due || (q._due === t._due && q._order < t._order)) lo = mid + 1;
+      else hi = mid;
+    }
+    queue.splice(lo, 0, t);
+  };
+  const unplace = (t) => {
+    const i = queue.indexOf(t);
+    if (i >= 0) queue.splice(i, 1);
+  };
+  const callable = (fn) => {
+    if (typeof fn !== 'function') {
+      const received = fn === null || fn === undefined ? String(fn)
+        : typeof fn === 'object' ? 'an instance of ' + ((fn.constructor && fn.constructor.name) || 'Object')
+          : 'type ' + typeof fn + ' (' + inspect(fn) + ')';
+      const e = new TypeError('The "callback" argument must be of type function. Received ' + received);
+      e.code = 'ERR_INVALID_ARG_TYPE';
+      throw e;
+    }
+    return fn;
+  };
+  class Timeout {
+    constructor(fn, after, args, repeat) {
+      after = Number(after);
+      if (!(after >= 1 && after <= TIMEOUT_MAX)) after = 1;
+      Object.defineProperties(this, {
+        _fn: { value: fn, writable: true }, _args: { value: args }, _after: { value: after },
+        _repeat: { value: repeat }, _id: { value: ++lastId }, _ref: { value: true, writable: true },
+        _due: { value: 0, writable: true }, _order: { value: 0, writable: true },
+        _live: { value: false, writable: true },
+      });
+      this._schedule();
+    }
+    _schedule() {
+      this._due = clock() + this._after;
+      this._order = ++order;
+      this._live = true;
+      byId.set(this._id, this);
+      place(this);
+    }
+    ref() { this._ref = true; return this; }
+    unref() { this._ref = false; return this; }
+    hasRef() { return this._ref; }
+    refresh() {
+      if (this._live) { unplace(this); this._schedule(); }
+      return this;
+    }
+    close() { clear(this); return this; }
+    [Symbol.toPrimitive]() { return this._id; }
+  }
+  Object.defineProperty(Timeout.prototype, Symbol.toStringTag, { value: 'Timeout', configurable: true });
+  class Immediate {
+    constructor(fn, args) {
+      Object.defineProperties(this, {
+        _fn: { value: fn }, _args: { value: args }, _ref: { value: true, writable: true },
+        _live: { value: true, writable: true },
+      });
+      immediates.push(this);
+    }
+    ref() { this._ref = true; return this; }
+    unref() { this._ref = false; return this; }
+    hasRef() { return this._ref; }
+  }
+  function clear(t) {
+    if (t === null || t === undefined) return;
+    const timer = t instanceof Timeout ? t : byId.get(typeof t === 'number' || typeof t === 'string' ? Number(t) : NaN);
+    if (!timer || !timer._live) return;
+    timer._live = false;
+    byId.delete(timer._id);
+    unplace(timer);
+  }
+  const defineGlobal = (name, value) => Object.defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: true });
+  defineGlobal('setTimeout', function setTimeout(fn, after, ...args) { return new Timeout(callable(fn), after, args, false); });
+  defineGlobal('setInterval', function setInterval(fn, after, ...args) { return new Timeout(callable(fn), after, args, true); });
+  defineGlobal('setImmediate', function setImmediate(fn, ...args) { return new Immediate(callable(fn), args); });
+  defineGlobal('clearTimeout', function clearTimeout(t) { clear(t); });
+  defineGlobal('clearInterval', function clearInterval(t) { clear(t); });
+  defineGlobal('clearImmediate', function clearImmediate(i) {
+    if (i instanceof Immediate && i._live) { i._live = false; immediates.splice(immediates.indexOf(i), 1); }
+  });
+  // The milliseconds until the next callback is due (0: now), or -1 when
+  // nothing referenced is left and the run may end.
+  function nextTimer() {
+    if (immediates.some((i) => i._ref) || (immediates.length > 0 && queue.some((t) => t._ref))) return 0;
+    if (!queue.some((t) => t._ref)) return -1;
+    return Math.max(0, queue[0]._due - clock());
+  }
+  // Runs one callback that is due, if any.
+  function runTimer() {
+    if (immediates.length > 0) {
+      const i = immediates.shift();
+      i._live = false;
+      i._fn(...i._args);
+      return;
+    }
+    const t = queue[0];
+    if (t === undefined || t._due > clock()) return;
+    queue.shift();
+    if (t._repeat) {
+      t._order = ++order;
+      t._due = clock() + t._after;
+      place(t);
+    } else {
+      t._live = false;
+      byId.delete(t._id);
+    }
+    Reflect.apply(t._fn, t, t._args);
+  }
+
   // ------------------------------------------------------- run bookkeeping
   const unhandled = new Map(); // promise -> reason, rejected with no handler yet
+  // Reports the rejections still unhandled after a task (other than the
+  // snippet's own completion, `main`) as Node does: true if there were any.
+  function rejections(main) {
+    let any = false;
+    for (const [promise, reason] of unhandled) {
+      if (promise === main) continue;
+      write(2, 'Uncaught (in promise) ' + inspect(reason) + '\n');
+      unhandled.delete(promise);
+      any = true;
+    }
+    return any;
+  }
   return {
+    nextTimer,
+    runTimer,
+    rejections,
     enableHost() {
       Object.defineProperty(globalThis, 'host', { value: host, writable: false, configurable: false, enumerable: false });
     },

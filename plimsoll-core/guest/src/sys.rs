@@ -27,6 +27,8 @@ unsafe extern "C" {
         resp_ptr: *mut u8,
         resp_cap: usize,
     ) -> i64;
+    #[link_name = "sleep"]
+    fn plimsoll_sleep(ns: i64) -> i32;
 }
 
 thread_local! {
@@ -86,4 +88,12 @@ pub fn host_call(request: &[u8], response: &mut [u8]) -> i64 {
             response.len(),
         )
     }
+}
+
+/// Waits `ns` nanoseconds of the run's time, for a timer. The host bounds the
+/// wait by the run's deadline and cancellation: past either, the run ends
+/// there (exit 124, or cancelled) and this does not return.
+pub fn sleep(ns: i64) {
+    // SAFETY: no pointers cross; the host only blocks this thread.
+    let _ = unsafe { plimsoll_sleep(ns) };
 }

@@ -7,7 +7,7 @@
 //! `target/<profile>/plimsolld`, so `cargo run --example X` drives the daemon
 //! of the build it came from, never a stale binary of another profile. Cargo
 //! does not build the daemon for an example: build it first
-//! (`cargo build -p plimsolld --bins --examples`, as scripts/test.sh does).
+//! (`cargo build --bins --examples`, as scripts/test.sh does).
 
 use std::path::{Path, PathBuf};
 

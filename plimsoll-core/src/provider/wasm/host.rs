@@ -8,7 +8,8 @@
 //! no sockets and no arguments. Any other WASI function the guest might import
 //! answers `ENOSYS`; an import from any other module fails instantiation.
 //!
-//! And `plimsoll.host_call`, which carries a granted run's API calls to its
+//! And `plimsoll.sleep`, a timer's wait, bounded by the run's deadline and
+//! cancellation ([`sleep`]); and `plimsoll.host_call`, which carries a granted run's API calls to its
 //! broker (see [`host_call`]'s ABI); a run without a grant gets
 //! [`HOST_NO_GRANT`]. The credential stays in the broker: only the request's
 //! method, path and body go out, and only the status, body and media type of
@@ -90,6 +91,7 @@ pub fn linker(engine: &wasmtime::Engine, module: &Module) -> wasmtime::Result<Li
     l.func_wrap(WASI, "fd_fdstat_get", |_: i32, _: i32| ERRNO_BADF)?;
     l.func_wrap(WASI, "fd_seek", |_: i32, _: i64, _: i32, _: i32| ERRNO_BADF)?;
     l.func_wrap("plimsoll", "host_call", host_call)?;
+    l.func_wrap("plimsoll", "sleep", sleep)?;
     // Whatever else of WASI the guest names exists and does nothing.
     for import in module.imports() {
         if let wasmtime::ExternType::Func(ty) = import.ty()
@@ -204,6 +206,35 @@ fn clock_time_get(mut caller: Caller<'_, RunState>, id: i32, _precision: i64, ou
     };
     let ns = ns - ns % CLOCK_RESOLUTION_NS;
     put(&mut caller, out, &ns.to_le_bytes())
+}
+
+/// The longest a sleeping run goes without looking at its cancellation flag.
+const SLEEP_SLICE: Duration = Duration::from_millis(10);
+
+/// `sleep(ns) -> i32`: blocks the run thread for `ns` nanoseconds, a timer's
+/// wait. The epoch does not fire inside a host call, so the deadline and
+/// cancellation are checked here: once either passes, the run stops exactly
+/// as the epoch callback would stop it (exit 124, or cancelled), so a timer
+/// set past the deadline is a timeout, not a hang. While the snapshot is
+/// made it returns at once. Returns 0.
+fn sleep(mut caller: Caller<'_, RunState>, ns: i64) -> wasmtime::Result<i32> {
+    if caller.data().initialising {
+        return Ok(0);
+    }
+    let until = Instant::now() + Duration::from_nanos(ns.max(0) as u64);
+    loop {
+        let state = caller.data_mut();
+        state.check()?;
+        let now = Instant::now();
+        if now >= until {
+            return Ok(0);
+        }
+        let left = until
+            .min(state.deadline)
+            .saturating_duration_since(now)
+            .min(SLEEP_SLICE);
+        std::thread::sleep(left);
+    }
 }
 
 /// `host_call(req_ptr, req_len, resp_ptr, resp_cap) -> i64`.
