@@ -3,9 +3,9 @@
 The reference figure beside `bench_wasm` (the Rust load client): the same
 snippet, the same daemon, but each request as `plimsoll-client` 0.23.0 makes
 it (one connection per request, the record checked by the client). Its
-baseline, measured in the same run, is `bench_wasm`'s floor: an empty HTTP
-exchange with the same daemon (`GET /healthz` over a fresh connection), so
-the ratio shows what the client itself adds.
+baseline, measured in the same run, is the cheapest exchange with the same
+daemon: `GET /healthz` over a fresh connection, so the ratio shows what a
+run through the client costs beyond the connection itself.
 
     cargo build --release -p plimsolld
     target/venv/bin/python plimsolld/examples/bench_wasm_client.py [N]
