@@ -511,32 +511,21 @@ async fn timers_run_in_node_order_until_no_referenced_one_is_left() {
 #[tokio::test]
 async fn an_error_or_rejection_in_a_timer_ends_the_run_there() {
     let e = engine(None).await;
-    let r = run(
-        &e,
-        "setTimeout(() => { throw new RangeError('boom') }, 1); setTimeout(() => console.log('never'), 50)",
-        0,
-    )
-    .await;
-    assert_eq!(r.exit_code, 1);
-    assert_eq!(text(&r.stdout), "");
-    assert!(
-        text(&r.stderr).starts_with("Uncaught RangeError: boom"),
-        "{}",
-        text(&r.stderr)
-    );
-    let r = run(
-        &e,
-        "setTimeout(() => { Promise.reject(new Error('nope')) }, 1); setTimeout(() => console.log('never'), 50)",
-        0,
-    )
-    .await;
-    assert_eq!(r.exit_code, 1);
-    assert_eq!(text(&r.stdout), "");
-    assert!(
-        text(&r.stderr).starts_with("Uncaught (in promise) Error: nope"),
-        "{}",
-        text(&r.stderr)
-    );
+    for (fault, printed) in [
+        ("throw new RangeError('boom')", "Uncaught RangeError: boom"),
+        (
+            "Promise.reject(new Error('nope'))",
+            "Uncaught (in promise) Error: nope",
+        ),
+    ] {
+        let code = format!(
+            "setTimeout(() => {{ {fault} }}, 1); setTimeout(() => console.log('never'), 50)"
+        );
+        let r = run(&e, &code, 0).await;
+        assert_eq!(r.exit_code, 1, "{fault}");
+        assert_eq!(text(&r.stdout), "", "{fault}");
+        assert!(text(&r.stderr).starts_with(printed), "{}", text(&r.stderr));
+    }
 }
 
 #[tokio::test]
