@@ -102,6 +102,11 @@ fn main() {
             "wasm engine start (compile + snapshot + proof): {:.0} ms",
             started.elapsed().as_secs_f64() * 1e3
         );
+        let (snapshot, memory) = plimsoll_core::provider::wasm::snapshot_figures()
+            .expect("the engine compiled the guest");
+        println!(
+            "guest snapshot: {snapshot} bytes; linear memory at instantiation: {memory} bytes"
+        );
         let request = Request::new(Payload::JavaScript(JavaScriptRun {
             code: HELLO.into(),
             grant_profile: String::new(),

@@ -386,6 +386,49 @@ async fn no_global_reaches_files_env_network_or_the_host() {
     assert_eq!(out.matches("refused").count(), 7, "{out}");
 }
 
+/// What the parity corpus (tests/parity) cannot compare with Node: values
+/// that must differ between runs, and the refusals that name what the tier lacks.
+#[tokio::test]
+async fn web_globals_draw_fresh_randomness_and_name_what_the_tier_lacks() {
+    let e = engine(None).await;
+    let draw = "console.log(crypto.randomUUID(), crypto.getRandomValues(new Uint8Array(16)).toHex(), performance.timeOrigin === performance.timeOrigin, performance.timeOrigin > 1.6e12)";
+    let (first, second) = (run(&e, draw, 0).await, run(&e, draw, 0).await);
+    let a: Vec<&str> = text(&first.stdout).split(' ').collect();
+    let b: Vec<&str> = text(&second.stdout).split(' ').collect();
+    assert_eq!(a.len(), 4, "{a:?}");
+    assert_ne!(a[0], b[0], "randomUUID repeats between runs");
+    assert_ne!(a[1], b[1], "getRandomValues repeats between runs");
+    assert_eq!(
+        &a[2..],
+        ["true", "true\n"],
+        "timeOrigin is the run's wall clock, fixed within the run"
+    );
+
+    // Intl: absent to feature tests, and a use of it says why.
+    let r = run(
+        &e,
+        "console.log(typeof Intl); new Intl.NumberFormat('en-US').format(1)",
+        0,
+    )
+    .await;
+    assert_eq!(text(&r.stdout), "undefined\n");
+    assert_eq!(r.exit_code, 1);
+    let err = text(&r.stderr);
+    assert!(
+        err.starts_with("Uncaught ReferenceError: Intl is not defined: the process tier (QuickJS in WebAssembly) has no Intl;"),
+        "{err}"
+    );
+
+    // Algorithms past digest and HMAC are WebCrypto's NotSupportedError.
+    let r = run(
+        &e,
+        "for (const alg of [{ name: 'RSA-OAEP' }, { name: 'AES-GCM' }, 'MD5']) crypto.subtle.importKey('raw', new Uint8Array(16), alg, false, ['sign']).catch((e) => console.log(e.name, e instanceof DOMException))",
+        0,
+    )
+    .await;
+    assert_eq!(text(&r.stdout), "NotSupportedError true\n".repeat(3));
+}
+
 #[tokio::test]
 async fn nothing_survives_from_one_run_to_the_next() {
     let e = engine(None).await;

@@ -113,6 +113,9 @@ struct Case {
     truncated: bool,
     pad: usize,
     probe: Option<String>,
+    /// Whether the pool tiers run it too (`pool: no` for cases about the
+    /// interpreter, which a pool member runs unchanged, not about its walls).
+    pool: bool,
 }
 
 impl Case {
@@ -140,6 +143,7 @@ impl Case {
             truncated: false,
             pad: 0,
             probe: None,
+            pool: true,
         };
         let mut why = false;
         for line in text.lines() {
@@ -180,6 +184,14 @@ impl Case {
                 "runs" => case.runs = value.parse().unwrap(),
                 "truncated" => case.truncated = value == "yes",
                 "pad" => case.pad = value.parse().unwrap(),
+                "pool" => {
+                    assert!(
+                        matches!(value, "yes" | "no"),
+                        "{}: pool is yes or no",
+                        file.display()
+                    );
+                    case.pool = value == "yes";
+                }
                 "probe" => {
                     assert_eq!(value, "broker-uid", "{}: unknown probe", file.display());
                     case.probe = Some(value.to_owned());
@@ -1355,7 +1367,7 @@ fn run_tier_pool(name: &'static str) {
     let cases = corpus();
     let mut tier = Tier::start(name, true);
     for case in &cases {
-        if case.tiers.contains(name) && case.ext == "js" && case.grant.is_empty() {
+        if case.tiers.contains(name) && case.ext == "js" && case.grant.is_empty() && case.pool {
             tier.run(case, name);
         }
     }

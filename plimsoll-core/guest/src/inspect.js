@@ -7,6 +7,7 @@
   const ObjectProto = Object.prototype;
   const hasOwn = (o, k) => ObjectProto.hasOwnProperty.call(o, k);
   const toStr = (o) => ObjectProto.toString.call(o);
+  const CUSTOM = Symbol.for('nodejs.util.inspect.custom');
 
   // ---------------------------------------------------------------- inspect
   const IDENT = /^[a-zA-Z_][a-zA-Z_0-9]*$/;
@@ -24,13 +25,14 @@
       if (ch === q) out += '\\' + ch;
       else if (META[ch] !== undefined) out += META[ch];
       else if (c < 0x20 || c === 0x7f) out += '\\x' + c.toString(16).padStart(2, '0').toUpperCase();
+      else if (c >= 0xd800 && c <= 0xdfff) out += '\\u' + c.toString(16);
       else out += ch;
     }
     return q + out + q;
   }
 
   function formatKey(k) {
-    if (typeof k === 'symbol') return '[' + k.toString() + ']';
+    if (typeof k === 'symbol') return k.toString();
     return IDENT.test(k) ? k : quote(k);
   }
 
@@ -65,7 +67,9 @@
     try { src = Function.prototype.toString.call(f); } catch (e) { /* native */ }
     const name = f.name ? String(f.name) : '';
     if (src.startsWith('class') && /^class\s*[\s{A-Za-z_$]/.test(src)) {
-      return '[class ' + (name || '(anonymous)') + ']';
+      const base = Object.getPrototypeOf(f);
+      const parent = typeof base === 'function' && base !== Function.prototype ? ' extends ' + (base.name || '(anonymous)') : '';
+      return '[class ' + (name || '(anonymous)') + parent + ']';
     }
     let kind = 'Function';
     if (toStr(f) === '[object AsyncFunction]') kind = 'AsyncFunction';
@@ -199,6 +203,10 @@
   }
 
   function formatValue(ctx, v, recurseTimes, top) {
+    if (typeof v === 'string' && !top && v.length > 16 && v.length > ctx.breakLength - ctx.indentationLvl - 4) {
+      // As Node: a long string is shown line by line, joined with +.
+      return v.split(/(?<=\n)/).map(quote).join(' +\n' + ' '.repeat(ctx.indentationLvl + 2));
+    }
     if (v === null || (typeof v !== 'object' && typeof v !== 'function')) {
       return formatPrimitive(v, top);
     }
@@ -210,7 +218,21 @@
       }
       return '[Circular *' + index + ']';
     }
+    // Node's custom inspection hook (Buffer, URL and URLSearchParams use it).
+    const custom = v[CUSTOM];
+    if (typeof custom === 'function' && custom !== inspect) {
+      const shown = custom.call(v, ctx.depth - recurseTimes, { depth: ctx.depth - recurseTimes }, inspect);
+      if (shown !== v) {
+        if (typeof shown !== 'string') return formatValue(ctx, shown, recurseTimes, false);
+        return ctx.indentationLvl === 0 ? shown : shown.split('\n').join('\n' + ' '.repeat(ctx.indentationLvl));
+      }
+    }
     return formatRaw(ctx, v, recurseTimes);
+  }
+
+  // Whether `v` has the collection's internal slots (a Proxy of one does not).
+  function holds(Collection, v) {
+    try { Collection.prototype.has.call(v, undefined); return true; } catch (e) { return false; }
   }
 
   function formatRaw(ctx, v, recurseTimes) {
@@ -220,7 +242,8 @@
     let isArray = false;
     let extras = null; // a function producing the leading entries
     const name = constructorName(v);
-    const tag = v[Symbol.toStringTag];
+    // As Node: a tag that is the object's own enumerable property is just a key.
+    const tag = ObjectProto.propertyIsEnumerable.call(v, Symbol.toStringTag) ? '' : v[Symbol.toStringTag];
     const prefix = (fallback, size) => {
       let p = name === null ? '[' + fallback + ': null prototype]' : name;
       if (size !== undefined) p += '(' + size + ')';
@@ -250,7 +273,7 @@
       braces = [prefix('TypedArray', v.length) + '[', ']'];
       if (v.length === 0 && keys.length === 0) return braces[0] + ']';
       extras = () => formatArrayish(ctx, v, recurseTimes, v.length);
-    } else if (v instanceof Map) {
+    } else if (v instanceof Map && holds(Map, v)) {
       keys = ownKeys(v, false);
       braces = [prefix('Map', v.size) + '{', '}'];
       if (v.size === 0 && keys.length === 0) return braces[0] + '}';
@@ -263,11 +286,10 @@
         ctx.indentationLvl -= 2;
         return out;
       };
-    } else if (v instanceof Set) {
+    } else if (v instanceof Set && holds(Set, v)) {
       keys = ownKeys(v, false);
       braces = [prefix('Set', v.size) + '{', '}'];
       if (v.size === 0 && keys.length === 0) return braces[0] + '}';
-      isArray = true;
       extras = () => {
         const out = [];
         ctx.indentationLvl += 2;
@@ -322,10 +344,10 @@
       } else if (v instanceof ArrayBuffer) {
         const bytes = new Uint8Array(v);
         let hex = [];
-        for (let i = 0; i < Math.min(bytes.length, 50); i++) hex.push(bytes[i].toString(16).padStart(2, '0'));
-        const more = bytes.length > 50 ? ' ... ' + (bytes.length - 50) + ' more byte' + (bytes.length - 50 > 1 ? 's' : '') : '';
+        for (let i = 0; i < Math.min(bytes.length, 100); i++) hex.push(bytes[i].toString(16).padStart(2, '0'));
+        const more = bytes.length > 100 ? ' ... ' + (bytes.length - 100) + ' more byte' + (bytes.length - 100 > 1 ? 's' : '') : '';
         braces = [prefix('ArrayBuffer') + '{', '}'];
-        extras = () => ['[Uint8Contents]: <' + hex.join(' ') + more + '>', 'byteLength: ' + v.byteLength];
+        extras = () => ['[Uint8Contents]: <' + hex.join(' ') + more + '>', '[byteLength]: ' + v.byteLength];
       } else if (v instanceof Number || v instanceof String || v instanceof Boolean ||
                  (typeof BigInt === 'function' && v instanceof BigInt) || v instanceof Symbol) {
         const prim = v.valueOf();
@@ -335,7 +357,9 @@
         if (typeof prim === 'string') keys = keys.filter((k) => !(String(k >>> 0) === k));
         if (keys.length === 0) return base;
       } else {
-        if (name === 'Object') {
+        if (name === 'Object' && toStr(v) === '[object Arguments]') {
+          braces[0] = '[Arguments] {';
+        } else if (name === 'Object') {
           if (typeof tag === 'string' && tag !== '') braces[0] = 'Object [' + tag + '] {';
         } else {
           braces[0] = prefix('Object') + '{';
@@ -367,7 +391,7 @@
       return base + ' {' + '\n' + ' '.repeat(ctx.indentationLvl + 2) +
         output.join(',\n' + ' '.repeat(ctx.indentationLvl + 2)) + '\n' + ' '.repeat(ctx.indentationLvl) + '}';
     }
-    return reduceToSingleString(ctx, output, base, braces, isArray, recurseTimes, isArray && !(v instanceof Set) ? v : undefined);
+    return reduceToSingleString(ctx, output, base, braces, isArray, recurseTimes, isArray ? v : undefined);
   }
 
   function formatArrayish(ctx, v, recurseTimes, length) {

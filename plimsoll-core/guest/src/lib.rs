@@ -21,11 +21,24 @@ use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Function, Object, Persistent, Promise, Runtime, Value};
 
 mod sys;
+mod web;
 
 /// Node's util.inspect, in JavaScript: a function of the promise-state native.
 const INSPECT: &str = include_str!("inspect.js");
 /// The rest of the JavaScript half: console, process, exit bookkeeping.
 const PRELUDE: &str = include_str!("prelude.js");
+/// The web globals, each a function of the natives, inspect, the prelude's
+/// `defineGlobal` and an object the modules share, evaluated in this order.
+const WEB: [(&str, &str); 8] = [
+    ("plimsoll:events", include_str!("web/events.js")),
+    ("plimsoll:encoding", include_str!("web/encoding.js")),
+    ("plimsoll:clone", include_str!("web/clone.js")),
+    ("plimsoll:crypto", include_str!("web/crypto.js")),
+    ("plimsoll:url", include_str!("web/url.js")),
+    ("plimsoll:buffer", include_str!("web/buffer.js")),
+    ("plimsoll:blob", include_str!("web/blob.js")),
+    ("plimsoll:performance", include_str!("web/performance.js")),
+];
 
 struct Guest {
     rt: Runtime,
@@ -87,6 +100,7 @@ fn natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
         Function::new(ctx.clone(), |code: i32| -> () { sys::exit(code) })?,
     )?;
     n.set("random", Function::new(ctx.clone(), next_random)?)?;
+    web::natives(ctx, &n)?;
     n.set(
         "hostCall",
         Function::new(
@@ -160,26 +174,27 @@ fn rejection<'js>(ctx: &Ctx<'js>, p: &Promise<'js>) -> Value<'js> {
 fn init() -> rquickjs::Result<Guest> {
     let rt = Runtime::new()?;
     let ctx = Context::full(&rt)?;
-    let (hooks, timers) = ctx.with(|ctx| -> rquickjs::Result<_> {
-        let natives = natives(&ctx)?;
-        let make_inspect: Function =
-            ctx.eval_with_options(INSPECT, options("plimsoll:inspect", true))?;
-        let util: Object = make_inspect.call((natives.get::<_, Value>("promiseState")?,))?;
-        let setup: Function = ctx.eval_with_options(PRELUDE, options("plimsoll:prelude", true))?;
-        let hooks: Object = setup.call((natives, util))?;
-        let track: Function = hooks.get("track")?;
-        TRACK.with(|t| *t.borrow_mut() = Some(Persistent::save(&ctx, track)));
-        let hook = |name| {
-            hooks
-                .get::<_, Function>(name)
-                .map(|f| Persistent::save(&ctx, f))
-        };
-        let timers = Timers {
-            next: hook("nextTimer")?,
-            run: hook("runTimer")?,
-            rejections: hook("rejections")?,
-        };
-        Ok((Persistent::save(&ctx, hooks), timers))
+    let (hooks, timers) = ctx.with(|ctx| {
+        let prepared = prepare(&ctx);
+        if let Err(rquickjs::Error::Exception) = prepared {
+            // Name the JavaScript error, which a build's broken prelude throws.
+            let e = ctx.catch();
+            let shown = e
+                .as_exception()
+                .map(|x| {
+                    format!(
+                        "{}\n{}",
+                        x.message().unwrap_or_default(),
+                        x.stack().unwrap_or_default()
+                    )
+                })
+                .unwrap_or_else(|| format!("{e:?}"));
+            sys::write(
+                2,
+                format!("plimsoll guest: the prelude threw: {shown}\n").as_bytes(),
+            );
+        }
+        prepared
     })?;
     rt.set_host_promise_rejection_tracker(Some(Box::new(|ctx, promise, reason, handled| {
         let track = TRACK.with(|t| t.borrow().clone());
@@ -193,6 +208,41 @@ fn init() -> rquickjs::Result<Guest> {
         hooks,
         timers,
     })
+}
+
+/// Evaluates inspect, the prelude and the web globals in `ctx`; returns the
+/// prelude's hooks and its event-loop hooks.
+fn prepare(ctx: &Ctx<'_>) -> rquickjs::Result<(Persistent<Object<'static>>, Timers)> {
+    let natives = natives(ctx)?;
+    let make_inspect: Function =
+        ctx.eval_with_options(INSPECT, options("plimsoll:inspect", true))?;
+    let util: Object = make_inspect.call((natives.get::<_, Value>("promiseState")?,))?;
+    let setup: Function = ctx.eval_with_options(PRELUDE, options("plimsoll:prelude", true))?;
+    let hooks: Object = setup.call((natives.clone(), util.clone()))?;
+    let define: Function = hooks.get("defineGlobal")?;
+    let shared = Object::new(ctx.clone())?;
+    for (name, source) in WEB {
+        let module: Function = ctx.eval_with_options(source, options(name, true))?;
+        module.call::<_, ()>((
+            natives.clone(),
+            util.clone(),
+            define.clone(),
+            shared.clone(),
+        ))?;
+    }
+    let track: Function = hooks.get("track")?;
+    TRACK.with(|t| *t.borrow_mut() = Some(Persistent::save(ctx, track)));
+    let hook = |name| {
+        hooks
+            .get::<_, Function>(name)
+            .map(|f| Persistent::save(ctx, f))
+    };
+    let timers = Timers {
+        next: hook("nextTimer")?,
+        run: hook("runTimer")?,
+        rejections: hook("rejections")?,
+    };
+    Ok((Persistent::save(ctx, hooks), timers))
 }
 
 fn options(filename: &str, strict: bool) -> EvalOptions {
@@ -281,11 +331,20 @@ fn run(g: &Guest, code: String) -> i32 {
             if main.state() == PromiseState::Rejected {
                 return Ok(Next::Done);
             }
-            if g.timers.rejections.clone().restore(&ctx)?.call::<_, bool>((main,))? {
+            if g.timers
+                .rejections
+                .clone()
+                .restore(&ctx)?
+                .call::<_, bool>((main,))?
+            {
                 return Ok(Next::Failed);
             }
             let wait: f64 = g.timers.next.clone().restore(&ctx)?.call(())?;
-            Ok(if wait < 0.0 { Next::Done } else { Next::Timer(wait) })
+            Ok(if wait < 0.0 {
+                Next::Done
+            } else {
+                Next::Timer(wait)
+            })
         });
         match next {
             Ok(Next::Done) => break,
@@ -307,7 +366,11 @@ fn run(g: &Guest, code: String) -> i32 {
                     return code;
                 }
             }
-            Err(_) => return g.ctx.with(|ctx| report_uncaught(&ctx, &g.hooks, ctx.catch())),
+            Err(_) => {
+                return g
+                    .ctx
+                    .with(|ctx| report_uncaught(&ctx, &g.hooks, ctx.catch()));
+            }
         }
     }
     g.ctx.with(|ctx| {

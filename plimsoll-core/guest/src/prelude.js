@@ -77,11 +77,31 @@
     if (data === null || typeof data !== 'object') return format([data]);
     const cell = (v) => formatValue({ depth: 1, breakLength: Infinity, compact: 3, indentationLvl: 0,
       currentDepth: 0, seen: [], circular: new Map() }, v, 1, false);
+    // Node's column widths: East Asian wide characters take two columns.
+    const columns = (text) => {
+      let n = 0;
+      for (const ch of text) {
+        const c = ch.codePointAt(0);
+        n += (c >= 0x1100 && c <= 0x115f) || (c >= 0x2e80 && c <= 0xa4cf) || (c >= 0xac00 && c <= 0xd7a3) ||
+          (c >= 0xf900 && c <= 0xfaff) || (c >= 0xfe30 && c <= 0xfe4f) || (c >= 0xff00 && c <= 0xff60) ||
+          (c >= 0xffe0 && c <= 0xffe6) || (c >= 0x1f300 && c <= 0x1f64f) || (c >= 0x1f900 && c <= 0x1f9ff) ||
+          (c >= 0x20000 && c <= 0x3fffd) ? 2 : (c >= 0x300 && c <= 0x36f) || c === 0x200d ? 0 : 1;
+      }
+      return n;
+    };
+    const render = (head, body) => {
+      const width = head.map((h, i) => Math.max(columns(h), ...body.map((r) => columns(r[i]))) + 2);
+      const line = (l, m, r) => l + width.map((w) => '─'.repeat(w)).join(m) + r;
+      const row = (cells) => '│' + cells.map((c, i) => ' ' + c + ' '.repeat(width[i] - 1 - columns(c))).join('│') + '│';
+      return [line('┌', '┬', '┐'), row(head), line('├', '┼', '┤'), ...body.map(row), line('└', '┴', '┘')].join('\n');
+    };
+    // A Map or a Set is listed by iteration order, as Node does.
+    if (data instanceof Map) return render(['(iteration index)', 'Key', 'Values'], [...data].map(([k, v], i) => [String(i), cell(k), cell(v)]));
+    if (data instanceof Set) return render(['(iteration index)', 'Values'], [...data].map((v, i) => [String(i), cell(v)]));
     const rows = [];
     const cols = [];
     let values = false;
-    const entries = data instanceof Map ? [...data.entries()]
-      : Array.isArray(data) ? data.map((v, i) => [i, v]) : Object.entries(data);
+    const entries = Array.isArray(data) ? data.map((v, i) => [i, v]) : Object.entries(data);
     for (const [index, row] of entries) {
       const cells = new Map();
       if (row !== null && typeof row === 'object') {
@@ -98,11 +118,7 @@
     }
     const head = ['(index)', ...cols, ...(values ? ['Values'] : [])];
     const keysOf = [null, ...cols, ...(values ? ['\u0000values'] : [])];
-    const body = rows.map(([index, cells]) => keysOf.map((k) => k === null ? index : (cells.get(k) ?? '')));
-    const width = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)) + 2);
-    const line = (l, m, r) => l + width.map((w) => '─'.repeat(w)).join(m) + r;
-    const row = (cells) => '│' + cells.map((c, i) => ' ' + c.padEnd(width[i] - 1)).join('│') + '│';
-    return [line('┌', '┬', '┐'), row(head), line('├', '┼', '┤'), ...body.map(row), line('└', '┴', '┘')].join('\n');
+    return render(head, rows.map(([index, cells]) => keysOf.map((k) => k === null ? index : (cells.get(k) ?? ''))));
   }
 
   // -------------------------------------------------------------- console
@@ -127,7 +143,8 @@
     },
     assert(cond, ...a) {
       if (!cond) {
-        a[0] = 'Assertion failed' + (a.length === 0 ? '' : ': ' + (typeof a[0] === 'string' ? a[0] : inspect(a[0])));
+        if (typeof a[0] === 'string') a[0] = 'Assertion failed: ' + a[0];
+        else a.unshift('Assertion failed');
         emit(2, format(a));
       }
     },
@@ -311,7 +328,7 @@
     byId.delete(timer._id);
     unplace(timer);
   }
-  const defineGlobal = (name, value) => Object.defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: true });
+  const defineGlobal = (name, value, enumerable = true) => Object.defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable });
   defineGlobal('setTimeout', function setTimeout(fn, after, ...args) { return new Timeout(callable(fn), after, args, false); });
   defineGlobal('setInterval', function setInterval(fn, after, ...args) { return new Timeout(callable(fn), after, args, true); });
   defineGlobal('setImmediate', function setImmediate(fn, ...args) { return new Immediate(callable(fn), args); });
@@ -366,6 +383,7 @@
   return {
     nextTimer,
     runTimer,
+    defineGlobal,
     rejections,
     enableHost() {
       Object.defineProperty(globalThis, 'host', { value: host, writable: false, configurable: false, enumerable: false });
@@ -375,6 +393,12 @@
       else unhandled.set(promise, reason);
     },
     uncaught(error) {
+      // The tier has no Intl (docs/wasm.md): the error says so, not only that
+      // the name is undefined. `typeof Intl` stays 'undefined' for feature tests.
+      if (error instanceof ReferenceError && error.message === 'Intl is not defined') {
+        error.message = 'Intl is not defined: the process tier (QuickJS in WebAssembly) has no Intl; ' +
+          'format without it, or set minimum_isolation to "container" to run on Node';
+      }
       write(2, 'Uncaught ' + inspect(error) + '\n');
     },
     // The run's exit code once every job has run: 1 if anything failed or a

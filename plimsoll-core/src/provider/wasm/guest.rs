@@ -52,6 +52,8 @@ pub struct Compiled {
     /// `sha256:<hex>` of the snapshot (informational; it is not byte-stable
     /// across wasmtime-wizer versions).
     pub snapshot_digest: String,
+    /// The snapshot module's size, bytes.
+    pub snapshot_bytes: usize,
     /// The snapshot's linear memory at instantiation, bytes: a run's floor.
     pub initial_memory: u64,
 }
@@ -75,6 +77,8 @@ pub fn compiled() -> Result<Arc<Compiled>, String> {
             tracing::info!(
                 module = %compiled.module_digest,
                 snapshot = %compiled.snapshot_digest,
+                snapshot_bytes = compiled.snapshot_bytes,
+                initial_memory_bytes = compiled.initial_memory,
                 quickjs_ng = %compiled.engine_version,
                 elapsed_ms = started.elapsed().as_millis() as u64,
                 "wasm provider: guest compiled and snapshotted"
@@ -246,6 +250,7 @@ fn compile() -> Result<Compiled, String> {
         module_digest: sha256(GUEST_WASM),
         engine_version,
         snapshot_digest: sha256(&snapshot),
+        snapshot_bytes: snapshot.len(),
         initial_memory,
     })
 }

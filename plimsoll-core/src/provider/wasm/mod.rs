@@ -234,8 +234,9 @@ impl Provider for Wasm {
 
     /// Runs real snippets and checks their output and exit, runs a memory
     /// bomb and a loop under a tiny cap and deadline and judges that both
-    /// limits held (the `proof` module), and checks that the host call answers "no
-    /// grant". It proves the guest runs, sees no ambient globals and is bounded;
+    /// limits held (the `proof` module), checks that two runs draw different
+    /// randomness (none is left over from the snapshot), and that the host
+    /// call answers "no grant". It proves the guest runs, sees no ambient globals and is bounded;
     /// the configured cap and deadline at full size are exercised by the test
     /// suite.
     async fn prove(&self) -> Result<Isolation> {
@@ -259,6 +260,21 @@ impl Provider for Wasm {
                 )));
             }
         }
+        let mut drawn = Vec::new();
+        for _ in 0..2 {
+            let got = self
+                .execute(
+                    proof::RANDOMNESS.to_string(),
+                    Duration::from_millis(DEFAULT_TIMEOUT_MS as u64),
+                    &never,
+                    None,
+                )
+                .await?;
+            drawn.push(String::from_utf8_lossy(&got.stdout).into_owned());
+        }
+        proof::judge_randomness(&drawn[0], &drawn[1]).map_err(|why| {
+            Error::infrastructure(format!("wasm provider: the startup proof failed: {why}"))
+        })?;
         let limits = proof::prove_limits(&self.compiled).await?;
         let compiled = self.compiled.clone();
         let status = self
@@ -302,3 +318,10 @@ impl Provider for Wasm {
 
 #[cfg(test)]
 mod tests;
+
+/// The guest snapshot's size and its linear memory at instantiation, bytes
+/// (compiling the guest on first use), for the benchmark and docs/wasm.md.
+pub fn snapshot_figures() -> std::result::Result<(usize, u64), String> {
+    let compiled = guest::compiled()?;
+    Ok((compiled.snapshot_bytes, compiled.initial_memory))
+}

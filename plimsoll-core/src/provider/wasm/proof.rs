@@ -37,7 +37,44 @@ pub const OUTPUT_PROOF: &[(&str, &str)] = &[
         "console.log([typeof require, typeof fetch, typeof std, typeof os, typeof WebAssembly, Object.keys(process.env).length].join())",
         "undefined,undefined,undefined,undefined,undefined,0\n",
     ),
+    // The web globals reach their natives (UTF-8, the URL parser, Buffer's
+    // encodings, the digest): a guest built without them fails here.
+    (
+        "crypto.subtle.digest('SHA-256', new TextEncoder().encode('abc')).then((d) => console.log(new TextDecoder().decode(new TextEncoder().encode('\\u00e9')), new URL('../b?x=1', 'http://h/a/c').href, Buffer.from('hi').toString('hex'), Buffer.from(d).toString('hex').slice(0, 16), structuredClone(new Map([[1, 2]])).get(1)))",
+        "\u{e9} http://h/b?x=1 6869 ba7816bf8f01cfea 2\n",
+    ),
 ];
+
+/// Prints fresh randomness: run twice, the two lines must differ. The guest
+/// is a snapshot; randomness drawn before it would repeat in every run.
+pub const RANDOMNESS: &str = "console.log(crypto.randomUUID(), Math.random(), crypto.getRandomValues(new Uint32Array(2)).join('.'))";
+
+/// Judges two runs of [`RANDOMNESS`]: each a v4 UUID, a number and two
+/// integers, and no part the same in both (a chance of about 2^-64 of a
+/// false refusal per part).
+pub fn judge_randomness(first: &str, second: &str) -> std::result::Result<(), String> {
+    let parts = |s: &str| -> Option<[String; 3]> {
+        let p: Vec<&str> = s.trim_end().split(' ').collect();
+        let [uuid, float, ints] = p.as_slice() else {
+            return None;
+        };
+        let v4 = uuid.len() == 36 && uuid.as_bytes()[14] == b'4';
+        (v4 && float.parse::<f64>().is_ok() && ints.split('.').all(|n| n.parse::<u32>().is_ok()))
+            .then(|| [uuid.to_string(), float.to_string(), ints.to_string()])
+    };
+    let (Some(a), Some(b)) = (parts(first), parts(second)) else {
+        return Err(format!(
+            "the randomness probe printed {first:?} and {second:?}"
+        ));
+    };
+    match a.iter().zip(&b).position(|(x, y)| x == y) {
+        Some(i) => Err(format!(
+            "two runs drew the same randomness ({:?}): it comes from the snapshot, not from each run",
+            a[i]
+        )),
+        None => Ok(()),
+    }
+}
 
 /// The memory bomb: allocates without end, in chunks small enough that it
 /// fills the cap closely.
@@ -206,6 +243,22 @@ mod tests {
                 memory_bytes: 6 << 20,
             },
         }
+    }
+
+    #[test]
+    fn randomness_must_differ_between_runs() {
+        let a = "0b6f2a1e-9c1d-4e2f-8a3b-5c6d7e8f9a0b 0.25 1.2\n";
+        let b = "7d1c3b2a-1e0f-4a9b-9c8d-7e6f5a4b3c2d 0.75 3.4\n";
+        assert_eq!(judge_randomness(a, b), Ok(()));
+        assert!(
+            judge_randomness(a, a)
+                .unwrap_err()
+                .contains("same randomness")
+        );
+        let same_float = "7d1c3b2a-1e0f-4a9b-9c8d-7e6f5a4b3c2d 0.25 3.4\n";
+        assert!(judge_randomness(a, same_float).is_err());
+        assert!(judge_randomness(a, "").unwrap_err().contains("printed"));
+        assert!(judge_randomness(a, "not-a-uuid 0.5 1.2").is_err());
     }
 
     #[test]
