@@ -46,6 +46,14 @@ fn summarise(mut samples: Vec<Duration>, wall: Duration) -> Summary {
     }
 }
 
+/// The process's minor page faults so far (Linux's /proc/self/stat).
+fn minor_faults() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // After "pid (comm) ": state, ppid, pgrp, session, tty, tpgid, flags, minflt.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split(' ').nth(7)?.parse().ok()
+}
+
 fn print(label: &str, n: usize, s: &Summary) {
     println!(
         "{label:<44} n={n:<6} p50 {:>9.3} ms  p99 {:>9.3} ms  mean {:>9.3} ms  {:>9.0} runs/s",
@@ -115,10 +123,19 @@ fn main() {
             hello(&engine, &request).await;
         }
 
+        let faults = minor_faults();
         let wall = Instant::now();
         let mut samples = Vec::with_capacity(runs);
         for _ in 0..runs {
             samples.push(hello(&engine, &request).await);
+        }
+        if let (Some(before), Some(after)) = (faults, minor_faults()) {
+            // Most of a hello run's cost: each is a page of the instance's
+            // memory past the slot's resident part, touched again.
+            println!(
+                "minor page faults per sequential run: {:.1}",
+                (after - before) as f64 / runs as f64
+            );
         }
         print(
             "wasm, in process via Engine, sequential",
