@@ -1,5 +1,6 @@
 //! plimsoll's QuickJS guest: a wasm32-wasip1 reactor that runs one JavaScript
-//! snippet per instance, with Node-like `console` and `process`.
+//! snippet per instance, with Node-like `console` and `process`, timers, and
+//! the web globals that need no I/O (`web/*.js` over the natives in [`web`]).
 //!
 //! The host (plimsoll-core's wasm provider) calls `plimsoll_init` once, before
 //! snapshotting the module, and then, per run on a fresh instance,

@@ -98,7 +98,7 @@
         return new Buffer(value, offset, length === undefined ? max : Math.min(Number(length) || 0, max));
       }
       if (ArrayBuffer.isView(value)) {
-        if (value instanceof Uint8Array) return wrap(value.slice());
+        if (value instanceof Uint8Array) return wrap(Uint8Array.prototype.slice.call(value)); // a copy, even of a Buffer
         return wrap(Uint8Array.from(value, (x) => Number(x) & 0xff));
       }
       if (value !== null && typeof value === 'object') {
