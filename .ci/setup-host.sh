@@ -8,7 +8,9 @@
 #             valgrind golang-go, and for the fault tests (plimsolld/tests/faults.rs)
 #             containerd e2fsprogs mount util-linux
 #             (+ python3-venv if `python3 -m venv` cannot work)
-#   config    /etc/docker/daemon.json registering the gVisor runtime "runsc"
+#   config    /etc/docker/daemon.json registering the gVisor runtime "runsc",
+#             and two test runtimes (runc reporting 1.1.11 and 1.3.6) for the
+#             advisory tests
 #   dockerd   start dockerd (no systemd here) or restart it if the config changed
 #   verify    runtimes runc+runsc, image plimsoll/busybox:test, `echo ok` under both
 #   venv      ${PLIMSOLL_VENV:-$ROOT/target/venv} with plimsoll-client==0.23.0 + pytest
@@ -118,10 +120,34 @@ stage_packages() {
 
 # ---------------------------------------------------------------- config
 CONFIG_CHANGED=0
+# Test runtimes for the advisory tests (plimsoll-core/tests/docker.rs): the
+# machine's runc, reporting another release when asked its version, so that
+# startup's judgement of a known escape is tested on real containers.
+TEST_RUNTIMES=/usr/local/libexec/plimsoll-test
+REPORTED_RUNC=(1.1.11 1.3.6)
+install_reporting_runc() { # VERSION: $TEST_RUNTIMES/runc-VERSION
+  local v="$1" runc tmp
+  runc="$(command -v runc)"
+  mkdir -p "$TEST_RUNTIMES"
+  tmp="$(mktemp)"
+  cat >"$tmp" <<EOF
+#!/bin/sh
+# plimsoll's test runtime: $runc, reporting release $v (advisory tests only).
+if [ "\$1" = "--version" ]; then
+  printf 'runc version $v\\ncommit: v$v-0-plimsoll-test\\nspec: 1.0.2-dev\\n'
+  exit 0
+fi
+exec $runc "\$@"
+EOF
+  install -m 0755 "$tmp" "$TEST_RUNTIMES/runc-$v"
+  rm -f "$tmp"
+}
+
 stage_config() {
-  local runsc tmp
+  local runsc tmp v
   runsc="$(command -v runsc)"
   case "$runsc" in /*) ;; *) die "runsc is not an absolute path: $runsc" ;; esac
+  for v in "${REPORTED_RUNC[@]}"; do install_reporting_runc "$v"; done
   mkdir -p "$(dirname "$DAEMON_JSON")"
   tmp="$(mktemp)"
   cat >"$tmp" <<EOF
@@ -130,7 +156,9 @@ stage_config() {
     "runsc": {
       "path": "$runsc",
       "runtimeArgs": ["--host-uds=open", "--network=none", "--oci-seccomp"]
-    }
+    },
+    "plimsoll-runc-${REPORTED_RUNC[0]}": {"path": "$TEST_RUNTIMES/runc-${REPORTED_RUNC[0]}"},
+    "plimsoll-runc-${REPORTED_RUNC[1]}": {"path": "$TEST_RUNTIMES/runc-${REPORTED_RUNC[1]}"}
   }
 }
 EOF

@@ -113,6 +113,7 @@ pub fn start_to_js(env: &Env, e: &StartError) -> Error {
         StartError::BelowMinimum { .. } => {
             config_to_js(env, "SANDBOX_MIN_ISOLATION", &e.to_string())
         }
+        StartError::Advisory(_) => config_to_js(env, "SANDBOX_ACCEPT_ADVISORIES", &e.to_string()),
     }
 }
 

@@ -238,6 +238,7 @@ pub fn start_to_py(py: Python<'_>, e: &StartError) -> PyErr {
         StartError::Config(c) => config_to_py(c),
         StartError::Proof(e) => to_py(py, e),
         StartError::BelowMinimum { .. } => config_error("SANDBOX_MIN_ISOLATION", &e.to_string()),
+        StartError::Advisory(_) => config_error("SANDBOX_ACCEPT_ADVISORIES", &e.to_string()),
     }
 }
 

@@ -49,6 +49,9 @@ pub struct Config {
     pub sessions: SessionSettings,
     /// Grant profiles (`PLIMSOLL_GRANTS_FILE`); empty when unset.
     pub grants: std::sync::Arc<crate::grant::Grants>,
+    /// Advisories the operator accepts (`SANDBOX_ACCEPT_ADVISORIES`): the
+    /// wall is painted despite them, and every record says so.
+    pub accepted_advisories: Vec<String>,
 }
 
 impl Default for Config {
@@ -61,6 +64,7 @@ impl Default for Config {
             admission: Limits::default(),
             grants: std::sync::Arc::default(),
             sessions: SessionSettings::default(),
+            accepted_advisories: Vec::new(),
         }
     }
 }
@@ -118,8 +122,11 @@ impl Config {
             None => crate::grant::Grants::default(),
             Some(path) => crate::grant::Grants::load(&path, &|k| env.get_any(k))?,
         };
+        let accepted_advisories =
+            crate::advisory::parse_accepted(env.get(crate::advisory::ACCEPT_VAR))?;
         Ok(Config {
             provider,
+            accepted_advisories,
             min_isolation,
             resources,
             instance,
@@ -135,6 +142,7 @@ impl Config {
             resources: self.resources,
             instance: self.instance.clone(),
             sessions: self.sessions,
+            accepted_advisories: self.accepted_advisories.clone(),
             guard: self
                 .provider
                 .settings()

@@ -32,6 +32,10 @@ pub enum StartError {
     /// The provider's preflight or startup proof failed.
     #[error("startup proof failed: {}", .0.message())]
     Proof(#[source] Error),
+    /// The wall has a known escape that applies, not accepted by the
+    /// operator ([`crate::advisory::refusal`]).
+    #[error("SANDBOX_ACCEPT_ADVISORIES: {0}")]
+    Advisory(String),
     /// The proven tier is below `SANDBOX_MIN_ISOLATION`.
     #[error(
         "SANDBOX_MIN_ISOLATION: the provider proved tier {proven}, below the minimum {}",
@@ -109,6 +113,20 @@ impl Engine {
             )));
         }
         provider.preflight().await.map_err(StartError::Proof)?;
+        // Name the wall and judge its known escapes before any code runs.
+        let wall = crate::advisory::assess(
+            provider.wall().await.map_err(StartError::Proof)?,
+            &config.accepted_advisories,
+        );
+        if let Some(why) = crate::advisory::refusal(&wall) {
+            return Err(StartError::Advisory(why));
+        }
+        if !wall.parts.is_empty() {
+            tracing::info!(wall = %wall.identity(), parts = %wall.summary(), "startup: the wall");
+        }
+        for f in &wall.advisories {
+            tracing::warn!(advisory = %f.id, accepted = f.accepted, "startup: {}", f.line());
+        }
         let proven = provider.prove().await.map_err(StartError::Proof)?;
         // A provider never paints more than it claims, whatever its proof says.
         let proven = proven.min(provider.isolation());
@@ -124,6 +142,7 @@ impl Engine {
             config.instance.clone(),
             Admission::new(config.admission),
             config.grants.clone(),
+            wall,
         ));
         let sessions = crate::session::Sessions::new(config.sessions, pipeline.clone());
         if config.sessions.enabled() {
@@ -294,7 +313,8 @@ impl Engine {
             project_environment: wire_env(envs.project),
             module_environment: wire_env(envs.module),
             resources: Some(self.provider().resources()),
-            policy: self.provider().policy(),
+            policy: self.pipeline.policy(false),
+            wall: Some(self.pipeline.wall().clone()).filter(|w| !w.parts.is_empty()),
             supports_sessions: sessions.is_some() && caps.sessions && envs.session.is_some(),
             session_lifetime_ms: sessions.map_or(0, |s| s.lifetime.as_millis() as u32),
             session_idle_timeout_ms: sessions.map_or(0, |s| s.idle.as_millis() as u32),

@@ -12,6 +12,7 @@
 //! attestation.
 
 pub mod admission;
+pub mod advisory;
 pub mod client;
 pub mod config;
 pub mod digest;
@@ -38,6 +39,7 @@ mod testkit;
 pub mod tier;
 pub mod verify;
 pub mod view;
+pub mod wall;
 pub mod wire;
 
 pub use engine::{Caller, Engine};

@@ -26,6 +26,7 @@ use crate::record::{RECORD_VERSION, RunRecord, WARM_POOL_POLICY, seal};
 use crate::request::{MAX_RUN_TIMEOUT_MS, Payload, Request, SoftwareRule};
 use crate::result::Output;
 use crate::tier::{Floor, Isolation};
+use crate::wall::Wall;
 use crate::wire::Evidence;
 
 /// Who is asking: the authenticated principal.
@@ -93,6 +94,7 @@ pub(crate) struct Pipeline {
     instance: String,
     admission: Admission,
     grants: Arc<Grants>,
+    wall: Wall,
     counters: Counters,
     durations: RunDurations,
 }
@@ -138,13 +140,15 @@ pub(crate) fn effective_timeout(requested_ms: i32, env: &Environment) -> u32 {
 }
 
 impl Pipeline {
-    /// A pipeline over a provider proven at `proven`.
+    /// A pipeline over a provider proven at `proven`, behind `wall` (read
+    /// and assessed at startup).
     pub fn new(
         provider: Arc<dyn Provider>,
         proven: Isolation,
         instance: String,
         admission: Admission,
         grants: Arc<Grants>,
+        wall: Wall,
     ) -> Pipeline {
         Pipeline {
             provider,
@@ -152,6 +156,7 @@ impl Pipeline {
             instance,
             admission,
             grants,
+            wall,
             counters: Counters::default(),
             durations: RunDurations::default(),
         }
@@ -350,15 +355,22 @@ impl Pipeline {
         }
     }
 
-    /// The policy a run's record names: the provider's, with
+    /// The wall this pipeline's runs are behind.
+    pub fn wall(&self) -> &Wall {
+        &self.wall
+    }
+
+    /// The policy a run's record names: the provider's, then the wall's
+    /// identity and any accepted advisories ([`Wall::policy_suffix`]), with
     /// [`WARM_POOL_POLICY`] appended when the run's sandbox came from a warm
     /// pool (`warm`).
     pub fn policy(&self, warm: bool) -> String {
         let policy = self.provider.policy();
+        let wall = self.wall.policy_suffix();
         if warm {
-            format!("{policy}{WARM_POOL_POLICY}")
+            format!("{policy}{wall}{WARM_POOL_POLICY}")
         } else {
-            policy
+            format!("{policy}{wall}")
         }
     }
 

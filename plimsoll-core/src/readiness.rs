@@ -36,6 +36,9 @@ pub struct Check {
     pub level: Level,
     /// Why, in one line.
     pub detail: String,
+    /// The wall this check names, part by part (`wall …` checks), for
+    /// `--json` readers.
+    pub wall: Option<crate::wall::Wall>,
 }
 
 impl Check {
@@ -51,7 +54,14 @@ impl Check {
             name: name.into(),
             level,
             detail: detail.into(),
+            wall: None,
         }
+    }
+
+    /// The same check, carrying `wall` (listed with its identity in `--json`).
+    pub fn with_wall(mut self, wall: crate::wall::Wall) -> Check {
+        self.wall = Some(wall);
+        self
     }
 }
 
@@ -108,17 +118,27 @@ impl Report {
         out
     }
 
-    /// `{"provider","ready","checks":[{"area","check","level","detail"}]}`.
+    /// `{"provider","ready","checks":[{"area","check","level","detail"}]}`;
+    /// a check naming a wall also has `"wall": {"identity","parts":[{"name",
+    /// "version"}],"advisories":[…]}`.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({
             "provider": self.provider,
             "ready": self.ready(),
-            "checks": self.checks.iter().map(|c| serde_json::json!({
-                "area": c.area,
-                "check": c.name,
-                "level": c.level.as_str(),
-                "detail": c.detail,
-            })).collect::<Vec<_>>(),
+            "checks": self.checks.iter().map(|c| {
+                let mut v = serde_json::json!({
+                    "area": c.area,
+                    "check": c.name,
+                    "level": c.level.as_str(),
+                    "detail": c.detail,
+                });
+                if let Some(w) = &c.wall {
+                    let mut wall = serde_json::to_value(w).unwrap_or_default();
+                    wall["identity"] = w.identity().into();
+                    v["wall"] = wall;
+                }
+                v
+            }).collect::<Vec<_>>(),
         })
     }
 }

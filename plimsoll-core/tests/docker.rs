@@ -127,6 +127,7 @@ fn text(b: &[u8]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snippets_run_in_the_image_with_nothing_of_the_host() {
+    let mut walls = Vec::new();
     for rt in RUNTIMES {
         let config = config(rt, "snippet");
         let (engine, _) = start(&config).await;
@@ -154,6 +155,49 @@ async fn snippets_run_in_the_image_with_nothing_of_the_host() {
         let response = run(&engine, js("console.log(6*7)")).await;
         assert_eq!(response.evidence.environment, jenv.identity);
 
+        // The wall: every part named with what it reports of itself, and its
+        // identity in Describe's policy and in the verified record.
+        let wall = d.wall.clone().unwrap();
+        let runtime = wall
+            .parts
+            .iter()
+            .find(|p| {
+                p.name
+                    .starts_with(&format!("oci runtime {} (", rt.as_str()))
+            })
+            .unwrap_or_else(|| panic!("no runtime part: {wall:?}"));
+        assert!(
+            runtime
+                .version
+                .starts_with(&format!("{} version ", rt.as_str())),
+            "{runtime:?}"
+        );
+        for name in ["host kernel", "docker engine", "seccomp profile"] {
+            assert!(
+                !wall.version_of(name).unwrap_or("").is_empty(),
+                "{name}: {wall:?}"
+            );
+        }
+        assert!(
+            wall.version_of("seccomp profile")
+                .unwrap()
+                .starts_with("plimsoll sha256:")
+        );
+        assert_eq!(
+            wall.version_of("image snippet (plimsoll/snippet:latest)"),
+            jenv.identity.strip_prefix("docker-image:")
+        );
+        assert!(
+            !wall.advisories.iter().any(|f| f.exposed && !f.accepted),
+            "{wall:?}"
+        );
+        let id = wall.identity();
+        assert!(d.policy.ends_with(&format!(";wall={id}")), "{}", d.policy);
+        let record = response.record.as_ref().unwrap();
+        assert_eq!(record.policy, d.policy);
+        assert_eq!(plimsoll_core::wall::identity_in(&record.policy), id);
+        walls.push(id);
+
         // The guest sees only the image's environment plus HOME: nothing of the host's.
         let r = run_js(
             &engine,
@@ -167,6 +211,75 @@ async fn snippets_run_in_the_image_with_nothing_of_the_host() {
 
         support::assert_none_left(&config.instance).await;
     }
+    assert_ne!(walls[0], walls[1], "runc and runsc walls have one identity");
+}
+
+/// A runtime registered by .ci/setup-host.sh: the machine's runc, reporting
+/// `release` when asked its version.
+fn reporting_runc(release: &str, tag: &str) -> Config {
+    let mut c = config(DockerRuntime::Runc, tag);
+    c.provider.edit(|d: &mut DockerSettings| {
+        d.runtime_name = format!("plimsoll-runc-{release}");
+    });
+    c
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runtime_with_a_known_escape_is_refused_until_its_advisory_is_accepted() {
+    // runc 1.1.11 predates the CVE-2024-21626 fix, which reaches exec into a
+    // container the guest has written: startup refuses before any proof.
+    let affected = reporting_runc("1.1.11", "advisory");
+    let e = refused(&affected).await;
+    assert!(e.contains("CVE-2024-21626 (GHSA-xr7r-f8xq-vfvv)"), "{e}");
+    assert!(e.contains("exposed (session, exec)"), "{e}");
+    assert!(e.contains("SANDBOX_ACCEPT_ADVISORIES"), "{e}");
+    support::assert_none_left(&affected.instance).await;
+
+    // Accepted by name: it serves, and Describe and every record say so.
+    let mut accepted = affected.clone();
+    accepted.accepted_advisories = vec!["CVE-2024-21626".into()];
+    let (engine, _) = start(&accepted).await;
+    let d = engine.describe();
+    let wall = d.wall.clone().unwrap();
+    let f = wall
+        .advisories
+        .iter()
+        .find(|f| f.id == "CVE-2024-21626")
+        .unwrap();
+    assert!(f.exposed && f.accepted, "{f:?}");
+    assert!(
+        wall.version_of(
+            "oci runtime plimsoll-runc-1.1.11 (/usr/local/libexec/plimsoll-test/runc-1.1.11)"
+        )
+        .unwrap()
+        .starts_with("runc version 1.1.11; commit: v1.1.11-0-plimsoll-test"),
+        "{wall:?}"
+    );
+    let r = run(&engine, js("console.log(1)")).await;
+    let policy = &r.record.as_ref().unwrap().policy;
+    assert!(
+        policy.ends_with(&format!(
+            ";wall={};accepted=CVE-2024-21626",
+            wall.identity()
+        )),
+        "{policy}"
+    );
+    drop(engine);
+    support::assert_none_left(&accepted.instance).await;
+
+    // A fixed release matches nothing and serves; its wall differs.
+    let fixed = reporting_runc("1.3.6", "advisory");
+    let (engine, _) = start(&fixed).await;
+    let w = engine.describe().wall.unwrap();
+    assert!(w.advisories.is_empty(), "{:?}", w.advisories);
+    assert_ne!(w.identity(), wall.identity());
+    let r = run(&engine, js("console.log(2)")).await;
+    assert_eq!(
+        plimsoll_core::wall::identity_in(&r.record.as_ref().unwrap().policy),
+        w.identity()
+    );
+    drop(engine);
+    support::assert_none_left(&fixed.instance).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

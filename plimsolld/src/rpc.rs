@@ -249,6 +249,7 @@ impl Audit {
                     grant = self.grant_profile, host_calls = calls.sent, host_calls_denied = calls.denied,
                     host_calls_failed = calls.failed,
                     sandbox = %resp.evidence.sandbox, isolation = %resp.evidence.isolation,
+                    wall = %resp.record.as_ref().map_or("", |r| plimsoll_core::wall::identity_in(&r.policy)),
                     exit_code, timed_out, outcome, duration_ms,
                     "{}", self.op
                 );

@@ -619,6 +619,89 @@ fn check_reports_the_host() {
             .iter()
             .all(|c| ["ok", "warn", "fail"].contains(&c["level"].as_str().unwrap()))
     );
+    // Each runtime's wall, part by part, and the known escapes that match it:
+    // the same as the advisory list gives for what the runtime reports when
+    // this test asks it directly.
+    let mut identities = Vec::new();
+    for rt in ["runc", "runsc"] {
+        let c = checks
+            .iter()
+            .find(|c| c["check"] == format!("wall {rt}"))
+            .unwrap_or_else(|| panic!("no wall {rt}: {v:#}"));
+        assert_eq!(c["level"], "ok", "{c}");
+        let wall: plimsoll_core::wall::Wall = serde_json::from_value(c["wall"].clone()).unwrap();
+        assert_eq!(
+            c["wall"]["identity"].as_str(),
+            Some(wall.identity().as_str())
+        );
+        identities.push(wall.identity());
+        let names: Vec<&str> = wall.parts.iter().map(|p| p.name.as_str()).collect();
+        for want in [
+            "host kernel",
+            "docker engine",
+            "seccomp profile",
+            "image snippet (plimsoll/snippet:latest)",
+            "image project (plimsoll/project:latest)",
+        ] {
+            assert!(names.contains(&want), "{want}: {names:?}");
+        }
+        let part = wall
+            .parts
+            .iter()
+            .find(|p| p.name.starts_with(&format!("oci runtime {rt} (")))
+            .unwrap_or_else(|| panic!("{names:?}"));
+        let path = part.name.trim_end_matches(')').rsplit('(').next().unwrap();
+        let asked = Command::new(path).arg("--version").output().unwrap();
+        let asked: Vec<String> = String::from_utf8_lossy(&asked.stdout)
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(part.version, asked.join("; "));
+        let expected = plimsoll_core::advisory::assess(
+            plimsoll_core::wall::Wall::default().part(&part.name, &part.version),
+            &[],
+        );
+        let mut flagged: Vec<&str> = checks
+            .iter()
+            .filter_map(|c| {
+                let name = c["check"].as_str()?;
+                name.strip_prefix("advisory ")?
+                    .strip_suffix(&format!(" {rt}"))
+            })
+            .collect();
+        flagged.sort_unstable();
+        let mut want: Vec<&str> = expected.advisories.iter().map(|f| f.id.as_str()).collect();
+        want.sort_unstable();
+        assert_eq!(flagged, want, "{rt}: {v:#}");
+        for f in &expected.advisories {
+            let c = checks
+                .iter()
+                .find(|c| c["check"] == format!("advisory {} {rt}", f.id))
+                .unwrap();
+            // Ready means none of them refuses the configured runtime.
+            assert_eq!(c["level"], "warn", "{c}");
+            assert!(c["detail"].as_str().unwrap().contains(&f.advisory), "{c}");
+        }
+    }
+    assert_ne!(identities[0], identities[1]);
+    // An advisory the list does not know is refused, not silently accepted.
+    let out = command(&[
+        ("SANDBOX_PROVIDER", "docker"),
+        ("SANDBOX_ACCEPT_ADVISORIES", "CVE-2024-2162"),
+    ])
+    .args(["--check", "--json"])
+    .output()
+    .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{v}");
+    let e = v["error"].as_str().unwrap();
+    assert!(
+        e.contains("SANDBOX_ACCEPT_ADVISORIES")
+            && e.contains("\"CVE-2024-2162\" is not a known advisory"),
+        "{e}"
+    );
 
     let out = command(&[
         ("SANDBOX_PROVIDER", "docker"),

@@ -500,7 +500,7 @@ fn dockerd_lost_mid_run() {
     }
     assert_quick_ok("runc after docker kill", runc.run(QUICK));
     assert_quick_ok("runsc after docker kill", runsc.run(QUICK));
-    assert!(docker.plimsoll_containers().is_empty());
+    docker.assert_none_left("after the faults", Duration::from_secs(20));
 }
 
 /// FT3: a client that drops its connection mid-run cancels the run: its
@@ -547,7 +547,7 @@ fn client_disconnect_cancels_run() {
         dropped.elapsed()
     );
     assert!(dropped.elapsed() < Duration::from_secs(6));
-    assert!(docker.plimsoll_containers().is_empty());
+    docker.assert_none_left("after the faults", Duration::from_secs(20));
 }
 
 /// Opens a session; returns its ID.
@@ -1143,7 +1143,7 @@ fn runtime_process_killed() {
             d.run(QUICK),
         );
     }
-    assert!(docker.plimsoll_containers().is_empty());
+    docker.assert_none_left("after the faults", Duration::from_secs(20));
 }
 
 /// User plus system CPU ticks (1/100 s) a process has used.
@@ -1379,15 +1379,7 @@ fn host_memory_pressure_kills_guests_first() {
     let (h, _) = http(&d.addr, "GET", "/readyz", "", Duration::from_secs(10));
     assert_eq!(h, 200, "ready after the pressure");
     assert_quick_ok("after the pressure", d.run(QUICK));
-    let t = Instant::now();
-    while !docker.plimsoll_containers().is_empty() {
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "containers left after the pressure: {:?}",
-            docker.plimsoll_containers()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    docker.assert_none_left("after the pressure", Duration::from_secs(20));
     drop(d);
     drop(docker);
     drop(cgroup);

@@ -15,6 +15,11 @@ pub const VARIABLES: &[Var] = &[
         help: "process | container | kernel | vm: refuse to start below this proven tier",
     },
     Var {
+        name: "SANDBOX_ACCEPT_ADVISORIES",
+        default: "none",
+        help: "comma-separated advisory IDs (CVE-…) to serve despite: a known escape in the wall that applies to plimsoll's use refuses startup unless named here; Describe and every record then say so (plimsolld --check lists the matches)",
+    },
+    Var {
         name: "SANDBOX_MEMORY_MB",
         default: "provider default (256)",
         help: "memory per run, MiB",

@@ -141,6 +141,7 @@ pub unsafe extern "C" fn plimsoll_client_new_engine(
         let engine = rt.block_on(Engine::start(&config)).map_err(|e| match e {
             StartError::Config(c) => fail(PlimsollStatus::Config, c.to_string()),
             StartError::Proof(e) => Fail::Core(e),
+            a @ StartError::Advisory(_) => fail(PlimsollStatus::Config, a.to_string()),
             b @ StartError::BelowMinimum { .. } => {
                 Fail::Core(Error::new(ErrorCode::InsufficientIsolation, b.to_string()))
             }

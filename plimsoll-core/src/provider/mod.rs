@@ -188,6 +188,15 @@ pub trait Provider: Send + Sync + 'static {
         String::new()
     }
 
+    /// The parts that hold this provider's wall up, each with the version it
+    /// reports of itself ([`crate::wall`]). Read once at startup, after the
+    /// preflight and before the proof: the engine refuses a wall with a known
+    /// escape that applies ([`crate::advisory`]) before any code runs.
+    /// Default: no parts.
+    async fn wall(&self) -> Result<crate::wall::Wall> {
+        Ok(crate::wall::Wall::default())
+    }
+
     /// A cheap check of configuration and dependencies; also `/readyz`.
     async fn preflight(&self) -> Result<()> {
         Ok(())

@@ -27,6 +27,9 @@ pub struct Setup {
     /// ([`ProviderSettings::guard_path`]): the provider admits its granted
     /// runs to it, and plimsolld serves it on `PLIMSOLL_GUARD_ADDR`.
     pub guard: Option<Arc<crate::grant::guard::Guard>>,
+    /// Advisories the operator accepts (`SANDBOX_ACCEPT_ADVISORIES`), for
+    /// the doctor's judgement of the wall.
+    pub accepted_advisories: Vec<String>,
 }
 
 /// A boxed future of doctor checks.

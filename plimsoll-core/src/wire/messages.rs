@@ -146,6 +146,11 @@ pub struct DescribeResponse {
         deserialize_with = "json::de_u32"
     )]
     pub max_sessions_per_owner: u32,
+    /// The parts that hold the wall up, with their versions, its identity's
+    /// parts and the known escapes that match them (plimsoll's addition:
+    /// clients that predate it ignore the field).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall: Option<crate::wall::Wall>,
 }
 
 /// `RunRequest` and the envelope-and-payload part of `SessionRunRequest`.

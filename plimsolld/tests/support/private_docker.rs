@@ -292,6 +292,23 @@ impl PrivateDocker {
         .collect()
     }
 
+    /// Waits until no container carries plimsoll's instance label (their
+    /// removal follows the answer), failing with the leftovers after `within`.
+    pub fn assert_none_left(&self, what: &str, within: std::time::Duration) {
+        let t = std::time::Instant::now();
+        loop {
+            let left = self.plimsoll_containers();
+            if left.is_empty() {
+                return;
+            }
+            assert!(
+                t.elapsed() < within,
+                "{what}: containers left after {within:?}: {left:?}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
+
     /// The image ID `reference` names here, if present.
     pub fn image_id(&self, reference: &str) -> Option<String> {
         let out = self

@@ -209,11 +209,12 @@
     swap32() { return swap(this, 4); }
     swap64() { return swap(this, 8); }
     [CUSTOM]() {
-      let hex = '';
+      // Node: `<Buffer >` when empty, then at most 50 bytes and a count.
+      const bytes = [];
       const n = Math.min(this.length, 50);
-      for (let i = 0; i < n; i++) hex += ' ' + (this[i] < 16 ? '0' : '') + this[i].toString(16);
+      for (let i = 0; i < n; i++) bytes.push((this[i] < 16 ? '0' : '') + this[i].toString(16));
       const more = this.length - n;
-      return '<Buffer' + hex + (more > 0 ? ' ... ' + more + ' more byte' + (more > 1 ? 's' : '') : '') + '>';
+      return '<Buffer ' + bytes.join(' ') + (more > 0 ? ' ... ' + more + ' more byte' + (more > 1 ? 's' : '') : '') + '>';
     }
   }
   const wrap = (u8) => new Buffer(u8.buffer, u8.byteOffset, u8.length);

@@ -5,14 +5,16 @@
 //! does), the runc and runsc registrations ([`images::judge_runtime`]), runsc's
 //! runtimeArgs and version (a 2022 build is flagged legacy), runc's version,
 //! docker's seccomp and live-restore settings, both configured images
-//! ([`images::judge_image`]), and finally the provider's startup proof for the
+//! ([`images::judge_image`]), the wall of each registered runtime with its
+//! identity and every known escape that matches it ([`wall_checks`]), and
+//! finally the provider's startup proof for the
 //! configured runtime (only when `SANDBOX_PROVIDER=docker`: it starts
 //! containers). What this does not cover: the proof of the runtime not
 //! configured, and any remote daemon (refused as the provider refuses it).
 
 use crate::provider::Provider;
 use crate::provider::Setup;
-use crate::provider::docker::{DockerProvider, images, seccomp};
+use crate::provider::docker::{DockerProvider, images, inventory, seccomp};
 use crate::provider::docker::{DockerRuntime, DockerSettings, SeccompSetting};
 use crate::readiness::{Check, Level};
 
@@ -83,6 +85,7 @@ pub(crate) async fn checks(setup: &Setup, settings: &DockerSettings, chosen: boo
         ),
     });
     let runtimes = info.runtimes.clone().unwrap_or_default();
+    let mut registered = Vec::new();
     for kind in [DockerRuntime::Runc, DockerRuntime::Runsc] {
         let configured = settings.runtime == kind;
         let name = if configured {
@@ -103,16 +106,14 @@ pub(crate) async fn checks(setup: &Setup, settings: &DockerSettings, chosen: boo
             out.push(missing(e));
             continue;
         }
+        registered.push((name.clone(), configured));
         let reg = runtimes.get(&name).cloned().unwrap_or_default();
         let path = reg.path.clone().unwrap_or_else(|| name.clone());
         let args = reg.runtime_args.clone().unwrap_or_default();
         let version = program_version(&path);
         match kind {
             DockerRuntime::Runc => out.push(match &version {
-                Some(v) => match runc_outdated(v) {
-                    Some(why) => warn(&check, format!("registered ({path}), {v}: {why}")),
-                    None => ok(&check, format!("registered ({path}), {v}")),
-                },
+                Some(v) => ok(&check, format!("registered ({path}), {v}")),
                 None => warn(
                     &check,
                     format!("registered ({path}); its version is unreadable"),
@@ -178,14 +179,36 @@ pub(crate) async fn checks(setup: &Setup, settings: &DockerSettings, chosen: boo
         ),
         None => warn("live-restore", "not reported"),
     });
-    for (what, reference) in [
-        ("snippet image", &settings.image),
-        ("project image", &settings.project_image),
+    let mut pinned = Vec::new();
+    for (role, what, reference) in [
+        ("snippet", "snippet image", &settings.image),
+        ("project", "project image", &settings.project_image),
     ] {
         out.push(match images::inspect(docker, reference).await {
-            Ok(p) => ok(what, format!("{reference} is {} (pinned by this ID)", p.id)),
+            Ok(p) => {
+                let check = ok(what, format!("{reference} is {} (pinned by this ID)", p.id));
+                pinned.push((role, reference.clone(), p.id));
+                check
+            }
             Err(e) => fail(what, e.message().to_owned()),
         });
+    }
+    let images: Vec<(&str, &str, &str)> = pinned
+        .iter()
+        .map(|(role, reference, id)| (*role, reference.as_str(), id.as_str()))
+        .collect();
+    for (name, configured) in &registered {
+        out.extend(
+            wall_checks(
+                docker,
+                name,
+                *configured,
+                settings,
+                &images,
+                &setup.accepted_advisories,
+            )
+            .await,
+        );
     }
     if chosen && out.iter().all(|c| c.level != Level::Fail) {
         let started = std::time::Instant::now();
@@ -349,34 +372,54 @@ pub(crate) fn runsc_legacy(line: &str) -> bool {
     false
 }
 
-/// Why a runc version line is older than the Nov-2025 fixes (1.2.8, 1.3.3,
-/// 1.4.0), or `None`. A distro build (`+ds`, `+deb`) may carry the fixes as
-/// patches: the reason says to check its changelog.
-pub(crate) fn runc_outdated(line: &str) -> Option<String> {
-    let v = line
-        .split_whitespace()
-        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()))?;
-    let core: String = v
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == '.')
-        .collect();
-    let mut n = core.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
-    let (a, b, c) = (n.next()?, n.next().unwrap_or(0), n.next().unwrap_or(0));
-    let fixed = match (a, b) {
-        (1, 2) => c >= 8,
-        (1, 3) => c >= 3,
-        (1, x) if x >= 4 => true,
-        (x, _) if x >= 2 => true,
-        _ => false,
+/// The wall of docker runs under `name` ([`inventory::read`]) and its
+/// known escapes ([`crate::advisory::assess`]): one check naming every part
+/// and the wall's identity, then one per matching advisory. An exposed match
+/// the operator has not accepted fails for the configured runtime (startup
+/// would refuse it) and warns for the other; a match that does not reach a
+/// guest as plimsoll runs the part warns.
+async fn wall_checks(
+    docker: &bollard::Docker,
+    name: &str,
+    configured: bool,
+    settings: &DockerSettings,
+    images: &[(&str, &str, &str)],
+    accepted: &[String],
+) -> Vec<Check> {
+    let check = format!("wall {name}");
+    let wall = match inventory::read(docker, name, &settings.seccomp, images).await {
+        Ok(w) => crate::advisory::assess(w, accepted),
+        Err(e) => {
+            let d = e.message().to_owned();
+            return vec![if configured {
+                fail(&check, d)
+            } else {
+                warn(&check, d)
+            }];
+        }
     };
-    if fixed {
-        return None;
+    let mut out = vec![
+        ok(&check, format!("{}: {}", wall.identity(), wall.summary())).with_wall(wall.clone()),
+    ];
+    if wall.advisories.is_empty() {
+        out.push(ok(
+            &format!("advisories {name}"),
+            format!(
+                "none of the {} known advisories (data {}) matches",
+                crate::advisory::all().len(),
+                crate::advisory::data_version()
+            ),
+        ));
     }
-    Some(if v.contains('+') {
-        "older than 1.2.8/1.3.3/1.4.0; a distro build: check its changelog for the Nov-2025 runc fixes".into()
-    } else {
-        "older than 1.2.8/1.3.3/1.4.0, which carry the Nov-2025 runc fixes".into()
-    })
+    for f in &wall.advisories {
+        let check = format!("advisory {} {name}", f.id);
+        out.push(if f.exposed && !f.accepted && configured {
+            fail(&check, f.line())
+        } else {
+            warn(&check, f.line())
+        });
+    }
+    out
 }
 
 #[cfg(test)]
@@ -425,14 +468,6 @@ mod tests {
         assert!(runsc_legacy("runsc version release-20211129.0"));
         assert!(!runsc_legacy("runsc version release-20250512.0"));
         assert!(!runsc_legacy("runsc version unknown"));
-        assert!(
-            runc_outdated("runc version 1.1.5+ds1")
-                .unwrap()
-                .contains("changelog")
-        );
-        assert!(runc_outdated("runc version 1.2.8").is_none());
-        assert!(runc_outdated("runc version 1.3.2").is_some());
-        assert!(runc_outdated("runc version 1.4.0-rc.3").is_none());
     }
 
     #[test]

@@ -27,6 +27,7 @@ mod ended;
 mod endpoint;
 mod exec;
 mod images;
+mod inventory;
 mod lockdown;
 mod mounts;
 mod project;
@@ -496,6 +497,23 @@ impl Provider for DockerProvider {
 
     fn policy(&self) -> String {
         self.inner.policy.clone()
+    }
+
+    async fn wall(&self) -> Result<crate::wall::Wall> {
+        let docker = self.inner.client().await?;
+        let s = &self.inner.lockdown.settings;
+        let snippet = self.inner.pinned(Role::Snippet)?;
+        let project = self.inner.pinned(Role::Project)?;
+        inventory::read(
+            docker,
+            &s.runtime_name,
+            &s.seccomp,
+            &[
+                ("snippet", &snippet.reference, &snippet.id),
+                ("project", &project.reference, &project.id),
+            ],
+        )
+        .await
     }
 
     async fn preflight(&self) -> Result<()> {

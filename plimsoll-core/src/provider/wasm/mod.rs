@@ -28,6 +28,10 @@
 //! supported, and `SANDBOX_CPUS`, `SANDBOX_PIDS` and `SANDBOX_DISK_MB` are
 //! configuration errors here.
 
+/// The wasmtime release this provider is built on: the workspace pins it
+/// exactly (`=`), and a unit test checks this against Cargo.lock.
+pub const WASMTIME_VERSION: &str = "48.0.8";
+
 use async_trait::async_trait;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -239,6 +243,13 @@ impl Provider for Wasm {
     /// call answers "no grant". It proves the guest runs, sees no ambient globals and is bounded;
     /// the configured cap and deadline at full size are exercised by the test
     /// suite.
+    async fn wall(&self) -> Result<crate::wall::Wall> {
+        Ok(crate::wall::Wall::default()
+            .part("wasmtime", WASMTIME_VERSION)
+            .part("quickjs-ng", self.compiled.engine_version.clone())
+            .part("guest module", self.compiled.module_digest.clone()))
+    }
+
     async fn prove(&self) -> Result<Isolation> {
         let started = std::time::Instant::now();
         let never = tokio_util::sync::CancellationToken::new();

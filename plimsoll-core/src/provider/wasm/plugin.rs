@@ -63,6 +63,17 @@ async fn checks(setup: &Setup) -> Vec<Check> {
         Level::Ok,
         "wasmtime engine and the embedded QuickJS guest built",
     )];
+    if let Ok(wall) = provider.wall().await {
+        out.push(
+            Check::new(
+                "wasm",
+                "wall",
+                Level::Ok,
+                format!("{}: {}", wall.identity(), wall.summary()),
+            )
+            .with_wall(wall),
+        );
+    }
     let proof = match provider.preflight().await {
         Ok(()) => provider.prove().await,
         Err(e) => Err(e),

@@ -438,3 +438,15 @@ async fn the_startup_proof_runs_the_limits_for_real() {
     let why = proof::judge_limits(&unbounded).unwrap_err();
     assert!(why.contains("not stopped by"), "{why}");
 }
+
+#[test]
+fn the_wall_names_the_wasmtime_release_in_the_lock_file() {
+    let lock =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.lock")).unwrap();
+    let locked = lock
+        .split("[[package]]")
+        .find(|p| p.contains("\nname = \"wasmtime\"\n"))
+        .and_then(|p| p.lines().find_map(|l| l.strip_prefix("version = ")))
+        .map(|v| v.trim_matches('"').to_owned());
+    assert_eq!(locked.as_deref(), Some(super::WASMTIME_VERSION));
+}
