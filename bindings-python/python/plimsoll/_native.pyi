@@ -141,7 +141,7 @@ class Record:
         """The content-addressed environment, or empty."""
     @property
     def policy(self) -> str:
-        """The provider's policy digest, or empty."""
+        """The provider's policy digest, then `;wall=sha256:…` (the wall identity: the digest of every part that holds the wall up), then `;accepted=CVE-…` when the operator accepted advisories that apply, then `;sandbox=warm-pool` for a pooled sandbox; empty for the disabled provider."""
     @property
     def started_unix_ms(self) -> int:
         """Start, Unix ms."""

@@ -41,7 +41,7 @@ pub static RECORD: Class<RunRecord> = Class {
         f!(provider: Text, "The provider.", |r| Value::Text(&r.provider)),
         f!(isolation: Text, "The tier that ran.", |r| Value::Text(&r.isolation)),
         f!(environment: Text, "The content-addressed environment, or empty.", |r| Value::Text(&r.environment)),
-        f!(policy: Text, "The provider's policy digest, or empty.", |r| Value::Text(&r.policy)),
+        f!(policy: Text, "The provider's policy digest, then `;wall=sha256:…` (the wall identity: the digest of every part that holds the wall up), then `;accepted=CVE-…` when the operator accepted advisories that apply, then `;sandbox=warm-pool` for a pooled sandbox; empty for the disabled provider.", |r| Value::Text(&r.policy)),
         f!(started_unix_ms: Int, "Start, Unix ms.", |r| int(r.started_unix_ms)),
         f!(ended_unix_ms: Int, "End, Unix ms.", |r| int(r.ended_unix_ms)),
         f!(session: Text, "The session fingerprint, or empty.", |r| Value::Text(&r.session)),
