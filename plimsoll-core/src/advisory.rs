@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 use semver::Version;
 
 use crate::env::ConfigError;
-use crate::wall::Wall;
+use crate::wall::{Finding, Wall};
 
 /// The variable that accepts advisories by ID.
 pub const ACCEPT_VAR: &str = "SANDBOX_ACCEPT_ADVISORIES";
@@ -102,56 +102,6 @@ pub fn all() -> &'static [Advisory] {
 /// `v<version> (<updated>)` of the data file, for the doctor and Describe.
 pub fn data_version() -> String {
     format!("v{} ({})", file().version, file().updated)
-}
-
-/// A match between a wall's part and an advisory.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Finding {
-    /// The advisory's ID (`CVE-…`).
-    pub id: String,
-    /// The vendor's advisory (`GHSA-…`).
-    pub advisory: String,
-    /// The wall part it matched.
-    pub part: String,
-    /// What the part reported.
-    pub version: String,
-    /// The first fixed release of each line.
-    pub fixed: Vec<String>,
-    /// Whether it reaches a guest as plimsoll runs the part.
-    pub exposed: bool,
-    /// The ways it does (`session`, `exec`), empty when not exposed.
-    pub ways: Vec<String>,
-    /// Named in `SANDBOX_ACCEPT_ADVISORIES`.
-    pub accepted: bool,
-    /// What it allows.
-    pub summary: String,
-    /// Why it is or is not exposed.
-    pub why: String,
-}
-
-impl Finding {
-    /// One line: `CVE-… (GHSA-…) matches <part> <version>: exposed in session,
-    /// exec: <why>`.
-    pub fn line(&self) -> String {
-        let state = match (self.exposed, self.accepted) {
-            (true, true) => format!(
-                "exposed ({}), accepted by the operator",
-                self.ways.join(", ")
-            ),
-            (true, false) => format!("exposed ({})", self.ways.join(", ")),
-            (false, _) => "not exposed as plimsoll uses it".to_owned(),
-        };
-        format!(
-            "{} ({}) matches {} [{}], fixed in {}: {state}: {}; {}",
-            self.id,
-            self.advisory,
-            self.part,
-            self.version,
-            self.fixed.join(", "),
-            self.summary,
-            self.why
-        )
-    }
 }
 
 /// A runtime's own report, split: `runc version 1.1.5+ds1` and
@@ -254,7 +204,7 @@ pub fn assess(mut wall: Wall, accepted: &[String]) -> Wall {
 /// Why the wall may not be painted: the exposed matches the operator has not
 /// accepted, each named with its advisory; `None` when there are none.
 pub fn refusal(wall: &Wall) -> Option<String> {
-    let open: Vec<&crate::advisory::Finding> = wall
+    let open: Vec<&Finding> = wall
         .advisories
         .iter()
         .filter(|f| f.exposed && !f.accepted)

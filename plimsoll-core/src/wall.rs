@@ -12,8 +12,6 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::advisory::Finding;
-
 /// One part of a wall.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Part {
@@ -29,8 +27,8 @@ pub struct Part {
 pub struct Wall {
     /// The parts, in the provider's order.
     pub parts: Vec<Part>,
-    /// Known escapes whose affected versions include a part
-    /// ([`crate::advisory::assess`]); empty until assessed.
+    /// Known escapes whose affected versions include a part, as
+    /// [`crate::advisory::assess`] judged them; empty until assessed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub advisories: Vec<Finding>,
 }
@@ -100,6 +98,56 @@ impl Wall {
             .map(|p| format!("{}: {}", p.name, p.version))
             .collect::<Vec<_>>()
             .join("; ")
+    }
+}
+
+/// A match between a wall's part and an advisory.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Finding {
+    /// The advisory's ID (`CVE-…`).
+    pub id: String,
+    /// The vendor's advisory (`GHSA-…`).
+    pub advisory: String,
+    /// The wall part it matched.
+    pub part: String,
+    /// What the part reported.
+    pub version: String,
+    /// The first fixed release of each line.
+    pub fixed: Vec<String>,
+    /// Whether it reaches a guest as plimsoll runs the part.
+    pub exposed: bool,
+    /// The ways it does (`session`, `exec`), empty when not exposed.
+    pub ways: Vec<String>,
+    /// Named in `SANDBOX_ACCEPT_ADVISORIES`.
+    pub accepted: bool,
+    /// What it allows.
+    pub summary: String,
+    /// Why it is or is not exposed.
+    pub why: String,
+}
+
+impl Finding {
+    /// One line: `CVE-… (GHSA-…) matches <part> <version>: exposed in session,
+    /// exec: <why>`.
+    pub fn line(&self) -> String {
+        let state = match (self.exposed, self.accepted) {
+            (true, true) => format!(
+                "exposed ({}), accepted by the operator",
+                self.ways.join(", ")
+            ),
+            (true, false) => format!("exposed ({})", self.ways.join(", ")),
+            (false, _) => "not exposed as plimsoll uses it".to_owned(),
+        };
+        format!(
+            "{} ({}) matches {} [{}], fixed in {}: {state}: {}; {}",
+            self.id,
+            self.advisory,
+            self.part,
+            self.version,
+            self.fixed.join(", "),
+            self.summary,
+            self.why
+        )
     }
 }
 
