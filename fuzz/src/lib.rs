@@ -534,6 +534,7 @@ fn sealed(request: &str, output: Output) -> Golden {
         duration_ms: 9,
         record: Some(record),
         output: Some(output),
+        phases: None,
     };
     let response_json: serde_json::Value =
         serde_json::from_slice(&encode(&response)).expect("our own JSON");

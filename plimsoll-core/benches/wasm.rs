@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use plimsoll_core::admission::Limits;
 use plimsoll_core::config::{Config, WasmSettings};
+use plimsoll_core::phase::{PhaseReport, medians};
 use plimsoll_core::provider::Chosen;
 use plimsoll_core::request::JavaScriptRun;
 use plimsoll_core::{Caller, Engine, Output, Payload, Request};
@@ -64,7 +65,7 @@ fn print(label: &str, n: usize, s: &Summary) {
     );
 }
 
-async fn hello(engine: &Engine, request: &Request) -> Duration {
+async fn hello(engine: &Engine, request: &Request) -> (Duration, PhaseReport) {
     let started = Instant::now();
     let response = engine
         .run(
@@ -75,8 +76,9 @@ async fn hello(engine: &Engine, request: &Request) -> Duration {
         .await
         .expect("the run is answered");
     let took = started.elapsed();
+    let phases = response.phases.clone().unwrap_or_default();
     match response.output {
-        Some(Output::JavaScript(r)) if r.stdout == b"42\n" && r.exit_code == 0 => took,
+        Some(Output::JavaScript(r)) if r.stdout == b"42\n" && r.exit_code == 0 => (took, phases),
         other => panic!("the hello snippet printed something else: {other:?}"),
     }
 }
@@ -126,8 +128,11 @@ fn main() {
         let faults = minor_faults();
         let wall = Instant::now();
         let mut samples = Vec::with_capacity(runs);
+        let mut phases = Vec::with_capacity(runs);
         for _ in 0..runs {
-            samples.push(hello(&engine, &request).await);
+            let (took, p) = hello(&engine, &request).await;
+            samples.push(took);
+            phases.push(p);
         }
         if let (Some(before), Some(after)) = (faults, minor_faults()) {
             // Most of a hello run's cost: each is a page of the instance's
@@ -142,6 +147,7 @@ fn main() {
             runs,
             &summarise(samples, wall.elapsed()),
         );
+        println!("  phases (p50 each): {}", medians(&phases));
 
         for concurrency in [2usize, 4] {
             let wall = Instant::now();
@@ -152,7 +158,7 @@ fn main() {
                         let each = (runs / concurrency).max(1);
                         let mut samples = Vec::with_capacity(each);
                         for _ in 0..each {
-                            samples.push(hello(&engine, &request).await);
+                            samples.push(hello(&engine, &request).await.0);
                         }
                         samples
                     })

@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, SeccompSetting};
 use plimsoll_core::engine::{Caller, Engine};
+use plimsoll_core::phase::{PhaseReport, medians};
 use plimsoll_core::provider::Chosen;
 use plimsoll_core::request::{JavaScriptRun, Payload, ProjectFile, ProjectRun, Request};
 use plimsoll_core::result::Output;
@@ -162,7 +163,7 @@ async fn engine(rt: DockerRuntime, seccomp: &str, snippet_pool: u32) -> Engine {
     Engine::start(&config).await.expect("start")
 }
 
-async fn through_engine(engine: &Engine, request: &Request) -> Duration {
+async fn through_engine(engine: &Engine, request: &Request) -> (Duration, PhaseReport) {
     // With a snippet pool: start once a member waits (not counted).
     if engine.metrics().snippet_pool.target > 0 {
         let t = Instant::now();
@@ -184,13 +185,14 @@ async fn through_engine(engine: &Engine, request: &Request) -> Duration {
         .await
         .expect("run");
     let d = t.elapsed();
+    let phases = r.phases.clone().unwrap_or_default();
     let stdout = match r.output {
         Some(Output::JavaScript(j)) => j.stdout,
         Some(Output::Project(p)) => p.steps[0].stdout.clone(),
         other => panic!("{other:?}"),
     };
     assert_eq!(stdout, b"42\n");
-    d
+    (d, phases)
 }
 
 /// The runtimes `PLIMSOLL_BENCH_RUNTIMES` names (default both).
@@ -261,6 +263,7 @@ async fn main() {
             (a, "console.log(6*7)".to_string())
         };
         let mut cases = Vec::new();
+        let mut breakdowns = Vec::new();
         for (kind, engine, request, cli) in [
             ("snippet", &engine_fresh, &snippet, snippet_cli.clone()),
             ("snippet, pool", &pooled, &snippet, snippet_cli),
@@ -272,11 +275,14 @@ async fn main() {
         ] {
             docker_run(&cli.0, &cli.1);
             let mut ours = Vec::new();
+            let mut phases = Vec::new();
             let mut theirs = Vec::new();
             let mut failed = 0;
             // Interleaved, so drift on the machine hits both alike.
             for _ in 0..n {
-                ours.push(through_engine(engine, request).await);
+                let (d, p) = through_engine(engine, request).await;
+                ours.push(d);
+                phases.push(p);
                 match docker_run(&cli.0, &cli.1) {
                     Some(d) => theirs.push(d),
                     None => failed += 1,
@@ -302,9 +308,17 @@ async fn main() {
                     String::new()
                 }
             ));
+            breakdowns.push(format!(
+                "{} {kind}, phases (p50 each): {}",
+                rt.as_str(),
+                medians(&phases)
+            ));
         }
         for c in cases {
             println!("{c}");
+        }
+        for b in breakdowns {
+            println!("  {b}");
         }
         engine_fresh.shutdown().await;
         pooled.shutdown().await;

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use plimsoll_core::config::{Config, DockerRuntime, DockerSettings, SeccompSetting};
 use plimsoll_core::engine::{Caller, Engine};
+use plimsoll_core::phase::medians;
 use plimsoll_core::provider::Chosen;
 use plimsoll_core::provider::docker::DockerProvider;
 use plimsoll_core::request::{CellRun, Envelope, JavaScriptRun, PROTOCOL, Payload, Request};
@@ -186,10 +187,12 @@ async fn main() {
             engine.session_run(&caller, &session.session_id, r, CancellationToken::new())
         };
         run(cell("x = 41")).await.unwrap();
+        let mut warm_phases = vec![];
         for _ in 0..runs {
             let t = Instant::now();
-            run(cell("x + 1")).await.unwrap();
+            let answered = run(cell("x + 1")).await.unwrap();
             warm.push(t.elapsed());
+            warm_phases.push(answered.run.and_then(|r| r.phases).unwrap_or_default());
             let t = Instant::now();
             run(js()).await.unwrap();
             call.push(t.elapsed());
@@ -211,6 +214,7 @@ async fn main() {
         let base = report(name, "fresh container per snippet (baseline)", fresh, None);
         report(name, "open + first cell", open_first, Some(base));
         report(name, "warm Python cell (x + 1)", warm, Some(base));
+        println!("{name:<6}   phases (p50 each): {}", medians(&warm_phases));
         report(name, "session snippet call (console.log)", call, Some(base));
         report(name, "session call, one echo step", step, Some(base));
         engine.shutdown().await;
@@ -232,6 +236,7 @@ async fn main() {
         tokio::time::sleep(Duration::from_secs(2)).await;
         let mem_both = pool_memory().await;
         let mut pooled = vec![];
+        let mut open_phases = vec![];
         for _ in 0..runs {
             while provider.pool_ready() < 2 {
                 tokio::time::sleep(Duration::from_millis(50)).await;
@@ -249,6 +254,7 @@ async fn main() {
                 )
                 .await
                 .unwrap();
+            open_phases.push(open.phases.clone().unwrap_or_default());
             engine
                 .session_run(
                     &caller,
@@ -270,6 +276,10 @@ async fn main() {
         tokio::time::sleep(Duration::from_secs(2)).await;
         let mem = pool_memory().await;
         report(name, "pooled open + first cell", pooled, None);
+        println!(
+            "{name:<6}   pooled open, phases (p50 each): {}",
+            medians(&open_phases)
+        );
         println!(
             "{name:<6} memory per waiting pool member, both kernels (before any open): {mem_both:.1} MiB (docker stats)"
         );

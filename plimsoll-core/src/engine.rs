@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::admission::Admission;
@@ -53,6 +53,8 @@ pub enum StartError {
 #[derive(Clone)]
 pub struct Engine {
     pipeline: Arc<Pipeline>,
+    /// How long each startup phase took (preflight, wall, proof).
+    startup: Arc<Vec<(&'static str, Duration)>>,
     sessions: Arc<crate::session::Sessions>,
     /// The last readiness check: 0 none yet, 1 passed, 2 failed.
     ready: Arc<AtomicU8>,
@@ -112,12 +114,21 @@ impl Engine {
                 ),
             )));
         }
+        let mut clock = Instant::now();
+        let mut startup = Vec::new();
+        let mut lap = |name: &'static str| {
+            let now = Instant::now();
+            startup.push((name, now.saturating_duration_since(clock)));
+            clock = now;
+        };
         provider.preflight().await.map_err(StartError::Proof)?;
+        lap("preflight");
         // Name the wall and judge its known escapes before any code runs.
         let wall = crate::advisory::assess(
             provider.wall().await.map_err(StartError::Proof)?,
             &config.accepted_advisories,
         );
+        lap("wall");
         if let Some(why) = crate::advisory::refusal(&wall) {
             return Err(StartError::Advisory(why));
         }
@@ -128,6 +139,13 @@ impl Engine {
             tracing::warn!(advisory = %f.id, accepted = f.accepted, "startup: {}", f.line());
         }
         let proven = provider.prove().await.map_err(StartError::Proof)?;
+        lap("proof");
+        let startup_line = startup
+            .iter()
+            .map(|(n, d)| format!("{n}={:.1}ms", d.as_secs_f64() * 1000.0))
+            .collect::<Vec<_>>()
+            .join(" ");
+        tracing::info!(phases = %startup_line, "startup phases");
         // A provider never paints more than it claims, whatever its proof says.
         let proven = proven.min(provider.isolation());
         if !proven.meets(config.min_isolation) {
@@ -150,9 +168,16 @@ impl Engine {
         }
         Ok(Engine {
             pipeline,
+            startup: Arc::new(startup),
             sessions,
             ready: Arc::new(AtomicU8::new(0)),
         })
+    }
+
+    /// How long each startup phase took: `preflight`, `wall`, `proof` (the
+    /// provider's own breakdown of its proof is in its log line).
+    pub fn startup_phases(&self) -> &[(&'static str, Duration)] {
+        &self.startup
     }
 
     /// The proven tier.
@@ -273,6 +298,7 @@ impl Engine {
             tier: self.isolation().as_str(),
             stats: self.stats(),
             durations: self.pipeline.durations().snapshot(),
+            phases: self.pipeline.phase_durations().snapshot(),
             session_shed: counters.shed_counts(),
             waits: counters.wait_counts(),
             sessions: self.sessions.stats(),
@@ -359,6 +385,7 @@ impl Engine {
         report: &mut RunReport,
     ) -> Result<RunResponse> {
         let p = &self.pipeline;
+        let phases = crate::phase::Phases::start();
         request.envelope.check_protocol()?;
         let floor = p.check(request, Path::Fresh)?;
         let admitted = p.admit(request, floor, &caller.principal)?;
@@ -367,7 +394,14 @@ impl Engine {
         // Shed, never queue; the permit is released on every path out, a drop included.
         let _permit = p.admission().admit(&caller.principal)?;
         // The credential is obtained once per run, after admission.
-        let ctx = p.context(timeout, admitted.profile, &caller.principal, cancel)?;
+        let ctx = p.context(
+            timeout,
+            admitted.profile,
+            &caller.principal,
+            cancel,
+            phases.clone(),
+        )?;
+        phases.mark(crate::phase::Phase::Admitted);
         report.grant = ctx.grant.clone();
         let (output, started, elapsed) = p.dispatch(Target::Fresh, &request.payload, &ctx).await;
         let output = output?;
@@ -387,6 +421,7 @@ impl Engine {
             duration_ms: elapsed.as_millis() as i64,
             record: Some(record),
             output: Some(output),
+            phases: Some(phases.report()),
         })
     }
 }

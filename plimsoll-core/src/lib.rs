@@ -26,6 +26,7 @@ pub mod grant;
 pub mod json;
 pub mod loopback;
 pub mod metrics;
+pub mod phase;
 mod pipeline;
 pub mod provider;
 pub mod readiness;

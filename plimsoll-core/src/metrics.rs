@@ -237,6 +237,34 @@ impl RunDurations {
     }
 }
 
+/// Dispatched runs' phase durations, by phase (the tier is the engine's own).
+#[derive(Debug, Default)]
+pub struct PhaseDurations {
+    by: [DurationHistogram; crate::phase::Phase::ALL.len()],
+}
+
+impl PhaseDurations {
+    /// Records every mark of one run.
+    pub fn observe(&self, phases: &crate::phase::Phases) {
+        for (phase, took) in phases.marks() {
+            let i = crate::phase::Phase::ALL
+                .iter()
+                .position(|p| *p == phase)
+                .unwrap_or(0);
+            self.by[i].observe(took);
+        }
+    }
+
+    /// Every phase with its histogram.
+    pub fn snapshot(&self) -> Vec<(crate::phase::Phase, HistogramSnapshot)> {
+        crate::phase::Phase::ALL
+            .iter()
+            .zip(&self.by)
+            .map(|(p, h)| (*p, h.snapshot()))
+            .collect()
+    }
+}
+
 /// Why a session call or open was refused as at capacity by the session
 /// manager (admission's own sheds are [`crate::admission::Shed`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -370,6 +398,8 @@ pub struct Snapshot {
     pub stats: Stats,
     /// Run durations by kind and outcome.
     pub durations: Vec<(RunKind, RunOutcome, HistogramSnapshot)>,
+    /// Run phase durations by phase.
+    pub phases: Vec<(crate::phase::Phase, HistogramSnapshot)>,
     /// The session manager's refusals as at capacity, by reason.
     pub session_shed: Vec<(SessionShed, u64)>,
     /// Waits by reason.

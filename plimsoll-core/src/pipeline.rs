@@ -20,7 +20,8 @@ use crate::admission::Admission;
 use crate::digest::{request_digest, result_digest, rule_id};
 use crate::error::{Error, ErrorCode, Result};
 use crate::grant::{Broker, Grants, Profile};
-use crate::metrics::{RunDurations, RunKind, RunOutcome};
+use crate::metrics::{PhaseDurations, RunDurations, RunKind, RunOutcome};
+use crate::phase::Phases;
 use crate::provider::{self, Environment, Provider, RunContext, SessionSandbox};
 use crate::record::{RECORD_VERSION, RunRecord, WARM_POOL_POLICY, seal};
 use crate::request::{MAX_RUN_TIMEOUT_MS, Payload, Request, SoftwareRule};
@@ -97,6 +98,7 @@ pub(crate) struct Pipeline {
     wall: Wall,
     counters: Counters,
     durations: RunDurations,
+    phase_durations: PhaseDurations,
 }
 
 fn unix_ms(t: SystemTime) -> i64 {
@@ -159,6 +161,7 @@ impl Pipeline {
             wall,
             counters: Counters::default(),
             durations: RunDurations::default(),
+            phase_durations: PhaseDurations::default(),
         }
     }
 
@@ -193,6 +196,11 @@ impl Pipeline {
     /// Dispatched runs' durations by kind and outcome.
     pub fn durations(&self) -> &RunDurations {
         &self.durations
+    }
+
+    /// Dispatched runs' phase durations.
+    pub fn phase_durations(&self) -> &PhaseDurations {
+        &self.phase_durations
     }
 
     /// The request's own validity (its protocol already checked); returns its floor.
@@ -280,6 +288,7 @@ impl Pipeline {
         profile: Option<Arc<Profile>>,
         principal: &str,
         cancel: tokio_util::sync::CancellationToken,
+        phases: Phases,
     ) -> Result<RunContext> {
         let grant: Option<Arc<Broker>> = match profile {
             Some(p) => Some(self.grants.open(p, principal, timeout)?),
@@ -291,6 +300,7 @@ impl Pipeline {
             principal: principal.to_owned(),
             grant,
             warm: Default::default(),
+            phases,
         })
     }
 
@@ -341,6 +351,8 @@ impl Pipeline {
         let elapsed = clock.elapsed();
         self.durations
             .observe(kind, RunOutcome::of(&output), elapsed);
+        ctx.phases.finish();
+        self.phase_durations.observe(&ctx.phases);
         (output, started, elapsed)
     }
 

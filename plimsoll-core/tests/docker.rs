@@ -198,6 +198,21 @@ async fn snippets_run_in_the_image_with_nothing_of_the_host() {
         assert_eq!(plimsoll_core::wall::identity_in(&record.policy), id);
         walls.push(id);
 
+        // Where its time went: a fresh container, every phase marked.
+        let phases = response.phases.clone().unwrap();
+        assert_eq!(phases.source, "fresh");
+        let names: Vec<&str> = phases.phases.iter().map(|p| p.phase.as_str()).collect();
+        assert_eq!(
+            names,
+            ["admitted", "acquired", "started", "running", "collected"],
+            "{phases:?}"
+        );
+        let total: f64 = phases.phases.iter().map(|p| p.ms).sum();
+        assert!(
+            total > 0.0 && total <= response.duration_ms as f64 + 50.0,
+            "{phases:?}"
+        );
+
         // The guest sees only the image's environment plus HOME: nothing of the host's.
         let r = run_js(
             &engine,
@@ -1408,6 +1423,7 @@ async fn a_snippet_pool_member_serves_exactly_one_run_behind_the_same_walls() {
         for n in 0..6 {
             wait_snippet_pool(&provider, 1).await;
             let resp = run(&engine, js(LEAVE_AND_LOOK)).await;
+            assert_eq!(resp.phases.as_ref().unwrap().source, "snippet_pool");
             let record = resp.record.as_ref().unwrap();
             assert!(
                 record

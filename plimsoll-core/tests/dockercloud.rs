@@ -204,6 +204,7 @@ async fn a_sandbox_whose_policy_allows_anything_runs_nothing_and_is_deleted() {
         principal: "anon".into(),
         grant: None,
         warm: Default::default(),
+        phases: Default::default(),
     };
     let job = JavaScriptRun {
         code: "console.log('ran')".into(),

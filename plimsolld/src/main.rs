@@ -208,6 +208,12 @@ async fn serve(settings: Settings) -> Result<(), String> {
         ready = ready.is_ok(),
         auth = %settings.verifier.describe(),
         instance = %settings.core.instance,
+        startup = %engine
+            .startup_phases()
+            .iter()
+            .map(|(n, d)| format!("{n}={:.1}ms", d.as_secs_f64() * 1000.0))
+            .collect::<Vec<_>>()
+            .join(" "),
         "serving"
     );
     if let Some(maddr) = settings.metrics_addr {

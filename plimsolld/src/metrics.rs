@@ -203,6 +203,15 @@ fn encode_engine(enc: &mut DescriptorEncoder, s: &Snapshot, capacity: u32) -> Fm
         ];
         f.histogram(&labels, h)?;
     }
+    let mut f = family(
+        enc,
+        "plimsoll_run_phase_seconds",
+        "Where dispatched runs' time went, by tier and phase (admitted, acquired, started, running, collected, cleaned_up).",
+        Histogram,
+    )?;
+    for (phase, h) in s.phases.iter().filter(|(_, h)| h.count > 0) {
+        f.histogram(&[("tier", s.tier), ("phase", phase.as_str())], h)?;
+    }
     family(enc, "plimsoll_sessions_open", "Sessions not ended.", Gauge)?
         .gauge(&NONE, s.sessions.open)?;
     family(

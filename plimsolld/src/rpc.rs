@@ -250,6 +250,7 @@ impl Audit {
                     host_calls_failed = calls.failed,
                     sandbox = %resp.evidence.sandbox, isolation = %resp.evidence.isolation,
                     wall = %resp.record.as_ref().map_or("", |r| plimsoll_core::wall::identity_in(&r.policy)),
+                    phases = %resp.phases.as_ref().map(|p| p.line()).unwrap_or_default(),
                     exit_code, timed_out, outcome, duration_ms,
                     "{}", self.op
                 );

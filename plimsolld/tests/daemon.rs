@@ -489,6 +489,21 @@ fn metrics_after_real_runs_hold_durations_sheds_and_the_process() {
     assert_eq!(v("plimsoll_run_duration_seconds_bucket", &le), 0.0);
     // The refused run was never dispatched, so never timed.
     assert_eq!(v("plimsoll_run_duration_seconds_count", &[]), 4.0);
+    // Where the dispatched runs' time went: every phase of the wasm tier,
+    // once per run (the timed-out run ran to its deadline and was collected).
+    for phase in ["admitted", "acquired", "started", "running", "collected"] {
+        let p = format!("phase=\"{phase}\"");
+        let l = ["tier=\"process\"", p.as_str()];
+        assert_eq!(
+            v("plimsoll_run_phase_seconds_count", &l),
+            4.0,
+            "{phase}: {text}"
+        );
+    }
+    assert!(
+        !text.contains("phase=\"cleaned_up\""),
+        "the wasm tier marks no cleanup: {text}"
+    );
     // The process metrics, in their standard names.
     assert!(v("process_resident_memory_bytes", &[]) > 1e6);
     assert!(v("process_open_fds", &[]) >= 3.0);

@@ -199,3 +199,35 @@ def test_the_name_check_catches_a_metric_not_exported():
     expr = 'histogram_quantile(0.99, sum by (le, kind) (rate(plimsoll_run_duration_seconds_bucket{kind="x"}[5m]))) + 1e3'
     assert metric_names(expr) == {"plimsoll_run_duration_seconds_bucket"}
     assert metric_names("sum(rate(plimsoll_runs_totl[$__rate_interval])) > on (instance) plimsoll_x") - exported == {"plimsoll_runs_totl", "plimsoll_x"}
+
+
+def test_answers_carry_their_phases_and_the_published_client_verifies_them(start_daemon):
+    """Every answer carries where its time went (`phases`, plimsoll's addition
+    to RunResponse) and its wall identity in the record's policy; the
+    published client, which predates both, verifies the answer unchanged, and
+    /metrics has the phase histogram."""
+    d = start_daemon(SANDBOX_PROVIDER="wasm", PLIMSOLL_INSECURE="1")
+    body = json.dumps({"protocol": 4, "javascript": {"code": "console.log(6*7)"}}).encode()
+    req = urllib.request.Request(d.url + "/plimsoll.v1.SandboxService/Run", data=body, method="POST")
+    req.add_header("content-type", "application/json")
+    with urllib.request.urlopen(req, timeout=30) as r:
+        raw = json.loads(r.read())
+    phases = [p["phase"] for p in raw["phases"]["phases"]]
+    assert phases == ["admitted", "acquired", "started", "running", "collected"], raw["phases"]
+    assert raw["phases"]["source"] == "fresh"
+    assert all(p["ms"] >= 0 for p in raw["phases"]["phases"])
+    assert ";wall=sha256:" in raw["record"]["policy"], raw["record"]
+
+    c = plimsoll_client.Client(d.url)
+    r = c.run_javascript("console.log(6*7)")
+    assert r.stdout == b"42\n"
+    assert ";wall=sha256:" in r.record.policy
+    assert c.describe().policy == r.record.policy
+
+    fams = families(scrape(d))
+    h = fams["plimsoll_run_phase_seconds"]
+    assert h.type == "histogram"
+    for phase in phases:
+        count = [s.value for s in h.samples
+                 if s.name.endswith("_count") and s.labels == {"tier": "process", "phase": phase}]
+        assert count == [2], (phase, count)

@@ -138,6 +138,9 @@ pub struct RunContext {
     /// Set by the provider when the run's sandbox was made ahead of it (a
     /// warm pool member, used for this run only); the run's record says so.
     pub warm: Arc<std::sync::atomic::AtomicBool>,
+    /// The run's phase marks: the provider marks those it passes
+    /// ([`crate::phase`]).
+    pub phases: crate::phase::Phases,
 }
 
 /// A backend that runs code.

@@ -26,6 +26,12 @@ pub trait SessionSandbox: Send + Sync {
     /// open. `Err` ends the session (`sandbox_changed`, `main_process_ended`).
     async fn check(&self) -> std::result::Result<(), SessionEnded>;
 
+    /// Where this sandbox came from (a warm pool or made at open), for the
+    /// calls' phases.
+    fn source(&self) -> crate::phase::Source {
+        crate::phase::Source::Session
+    }
+
     /// Runs a snippet in the session's work directory.
     async fn run_javascript(
         &self,

@@ -365,6 +365,7 @@ fn worked_session_chain() {
         duration_ms: 1,
         record: Some(rec.clone()),
         output: Some(out.clone()),
+        phases: None,
     };
     let mut chain = crate::verify::Chain::new(sid);
     chain.check_call(&call1, &resp(&out1, &r1)).unwrap();

@@ -44,6 +44,8 @@ pub struct Sessions {
 }
 
 struct Entry {
+    /// Where its sandbox came from, for the calls' phases.
+    source: crate::phase::Source,
     fingerprint: String,
     owner: String,
     rule: Option<SoftwareRule>,
@@ -209,6 +211,7 @@ impl Sessions {
         caller: &Caller,
         req: &OpenSessionRequest,
     ) -> Result<OpenSessionResponse> {
+        let phases = crate::phase::Phases::start();
         check_protocol(req.protocol)?;
         let floor =
             Floor::parse(&req.minimum_isolation).map_err(|e| Error::invalid(e.to_string()))?;
@@ -269,6 +272,7 @@ impl Sessions {
         }
         // Opening is charged like a run, and a session holds its slot while it runs.
         let permit = p.admission().admit(&caller.principal)?;
+        phases.mark(crate::phase::Phase::Admitted);
         let id = hex::encode(rand::random::<[u8; 16]>());
         let fingerprint = session_fingerprint(&id);
         let spec = SandboxSpec {
@@ -277,9 +281,12 @@ impl Sessions {
             languages,
         };
         let sandbox: Arc<dyn SessionSandbox> = Arc::from(p.provider().open_session(&spec).await?);
+        // Acquired: made (or taken from the warm pool) and its interpreters started.
+        phases.acquired(sandbox.source());
         let now = Instant::now();
         let evidence = p.evidence(&env);
         let entry = Arc::new(Entry {
+            source: sandbox.source(),
             fingerprint: fingerprint.clone(),
             owner: caller.principal.clone(),
             rule: req.software_rule.clone(),
@@ -311,6 +318,7 @@ impl Sessions {
             expires_unix_ms: unix_ms(SystemTime::now() + lifetime),
             idle_timeout_ms: idle.as_millis() as u32,
             software_identity: evidence.software_identity,
+            phases: Some(phases.report()),
         })
     }
 
@@ -322,6 +330,7 @@ impl Sessions {
         mut request: Request,
         cancel: CancellationToken,
     ) -> Result<SessionRunResponse> {
+        let phases = crate::phase::Phases::start();
         request.envelope.check_protocol()?;
         let entry = self.lookup(session_id, &caller.principal)?;
         let p = &self.pipeline;
@@ -341,7 +350,8 @@ impl Sessions {
         let profile = p.grant(&request.payload, &caller.principal, true)?;
         p.admission().charge(&caller.principal)?;
         let guard = self.take_turn(&entry, &cancel).await?;
-        self.call(caller, &entry, guard, request, profile, cancel)
+        phases.mark(crate::phase::Phase::Admitted);
+        self.call(caller, &entry, guard, request, profile, cancel, phases)
             .await
     }
 
@@ -379,6 +389,10 @@ impl Sessions {
         })
     }
 
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one call's whole context: who, where, its turn, what, its grant, its cancel and its clock"
+    )]
     async fn call(
         &self,
         caller: &Caller,
@@ -387,6 +401,7 @@ impl Sessions {
         request: Request,
         profile: Option<Arc<crate::grant::Profile>>,
         cancel: CancellationToken,
+        phases: crate::phase::Phases,
     ) -> Result<SessionRunResponse> {
         if let Some(end) = entry.ended() {
             return Err(Error::session_ended(end.reason, end.detail));
@@ -417,7 +432,9 @@ impl Sessions {
                 .saturating_duration_since(Instant::now())
                 .max(Duration::from_millis(1)),
         );
-        let ctx = p.context(timeout, profile, &caller.principal, cancel)?;
+        // The session's sandbox, resumed and checked, is the call's.
+        phases.acquired(entry.source);
+        let ctx = p.context(timeout, profile, &caller.principal, cancel, phases.clone())?;
         let (output, started, elapsed) = p
             .dispatch(Target::Session(&*sandbox), &request.payload, &ctx)
             .await;
@@ -452,6 +469,7 @@ impl Sessions {
                     duration_ms: elapsed.as_millis() as i64,
                     record: Some(rec),
                     output: Some(output),
+                    phases: Some(phases.report()),
                 })
             }
             Err(e) if e.not_dispatched().is_some() => Err(e),

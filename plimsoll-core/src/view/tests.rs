@@ -51,6 +51,7 @@ fn answers() -> Vec<Answer> {
             duration_ms: 7,
             record: (i % 2 == 0).then(|| record.clone()),
             output: Some(o),
+            phases: None,
         };
         let end = (i == 1).then_some(SessionEnd::Expired);
         let sent = Request::new(crate::request::Payload::JavaScript(Default::default()));

@@ -269,6 +269,9 @@ pub struct RunResponse {
     pub record: Option<RunRecord>,
     /// The result; always present on a daemon's answer.
     pub output: Option<Output>,
+    /// Where the run's time went ([`crate::phase`]; not digested, and
+    /// ignored by clients that predate it).
+    pub phases: Option<crate::phase::PhaseReport>,
 }
 
 #[derive(Serialize, Deserialize, Default)]
@@ -300,6 +303,8 @@ struct RunResponseWire<J, P, M, C> {
     module: Option<M>,
     #[serde(skip_serializing_if = "Option::is_none")]
     cell: Option<C>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    phases: Option<crate::phase::PhaseReport>,
 }
 
 impl Serialize for RunResponse {
@@ -318,6 +323,7 @@ impl Serialize for RunResponse {
                 project: None,
                 module: None,
                 cell: None,
+                phases: self.phases.clone(),
             };
         match &self.output {
             Some(Output::JavaScript(r)) => w.javascript = Some(r),
@@ -358,6 +364,7 @@ impl<'de> Deserialize<'de> for RunResponse {
             duration_ms: w.duration_ms,
             record: w.record,
             output,
+            phases: w.phases,
         })
     }
 }
@@ -440,7 +447,7 @@ pub struct OpenSessionRequest {
 }
 
 /// `OpenSessionResponse`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct OpenSessionResponse {
     /// The session id: a capability, never logged.
@@ -471,6 +478,10 @@ pub struct OpenSessionResponse {
     /// The session's software identity.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub software_identity: String,
+    /// Where the open's time went ([`crate::phase`]; plimsoll's addition,
+    /// ignored by clients that predate it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phases: Option<crate::phase::PhaseReport>,
 }
 
 /// `CloseSessionRequest`.
@@ -542,6 +553,7 @@ mod tests {
             duration_ms: 3,
             record: None,
             output: Some(Output::JavaScript(JavaScriptResult::default())),
+            phases: None,
         };
         assert_eq!(
             encode(&resp),

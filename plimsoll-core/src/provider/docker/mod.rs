@@ -523,11 +523,23 @@ impl Provider for DockerProvider {
     }
 
     async fn prove(&self) -> Result<Isolation> {
+        // The proof's own phases, logged at the end: why a start took long.
+        let mut clock = std::time::Instant::now();
+        let mut phases: Vec<String> = Vec::new();
+        let mut lap = |name: &str| {
+            let now = std::time::Instant::now();
+            phases.push(format!(
+                "{name}={:.1}ms",
+                now.saturating_duration_since(clock).as_secs_f64() * 1000.0
+            ));
+            clock = now;
+        };
         self.inner.preflight_now().await?;
         let snippet = self.inner.pinned(Role::Snippet)?;
         let project = self.inner.pinned(Role::Project)?;
         let (js, js_probe) =
             proof::prove_image(&self.inner, Role::Proof { work: false }, &snippet).await?;
+        lap("snippet image");
         let Some(node) = js.into_iter().find(|l| l.name == "javascript") else {
             return Err(Error::infrastructure(format!(
                 "startup proof failed for image {}: node does not start in the snippet image",
@@ -536,6 +548,7 @@ impl Provider for DockerProvider {
         };
         let (languages, project_probe) =
             proof::prove_image(&self.inner, Role::Proof { work: true }, &project).await?;
+        lap("project image");
         let (image, inside) = match (project_probe, js_probe) {
             (Some(o), _) => (&project, o),
             (None, Some(o)) => (&snippet, o),
@@ -548,7 +561,9 @@ impl Provider for DockerProvider {
         let shown = walls::prove(&self.inner, image, &inside).await?;
         tracing::info!(walls = %shown.summary, "startup proof: system-call walls");
         self.inner.state().walls = Some(shown.summary);
+        lap("system-call walls");
         proof::run_paths(&self.inner).await?;
+        lap("run paths");
         // A session runs the project image: its interpreters are the
         // project proof's, those of the kernels that started.
         let session_languages = if self.inner.sessions_on {
@@ -561,6 +576,8 @@ impl Provider for DockerProvider {
         } else {
             Vec::new()
         };
+        lap("sessions");
+        tracing::info!(phases = %phases.join(" "), "startup proof phases");
         {
             let mut st = self.inner.state();
             st.session_languages = session_languages;
@@ -587,6 +604,7 @@ impl Provider for DockerProvider {
         {
             snippet_pool::refill(&self.inner, &self.snippets);
             ctx.warm.store(true, std::sync::atomic::Ordering::SeqCst);
+            ctx.phases.acquired(crate::phase::Source::SnippetPool);
             return self
                 .explain(snippet::feed(&self.inner, member, job, ctx).await)
                 .await;
@@ -609,6 +627,7 @@ impl Provider for DockerProvider {
     ) -> Result<Box<dyn crate::provider::SessionSandbox>> {
         self.inner.admit().await?;
         if let Some(s) = self.pool.take(spec) {
+            s.pooled();
             session::refill(&self.inner, &self.pool);
             // A member warmed for other hints starts what this one lacks.
             s.warm(&spec.languages).await?;

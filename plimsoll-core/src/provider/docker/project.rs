@@ -76,6 +76,7 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
         socket.as_ref().map(|s| s.dir()),
     );
     let mut live = Live::create(docker, &p.live, container_name(), body).await?;
+    ctx.phases.acquired(crate::phase::Source::Fresh);
     live.start().await?;
     let (stopped, watcher) = exec::watch_stop(docker, live.name());
     let _watcher = AbortOnDrop(watcher);
@@ -176,6 +177,8 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
         }
     }
 
+    // Started: the container runs and holds the files.
+    ctx.phases.mark(crate::phase::Phase::Started);
     // Steps, in order, until the first failure.
     result.outcome = ProjectOutcome::Completed;
     for (i, step) in job.steps.iter().enumerate() {
@@ -291,6 +294,7 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
         }
     }
 
+    ctx.phases.mark(crate::phase::Phase::Running);
     // Artifacts, once no guest process is left.
     if !job.artifacts.is_empty() {
         let until = tokio::time::Instant::now() + COLLECT_BUDGET;
@@ -322,9 +326,11 @@ pub(crate) async fn run(p: &Inner, job: &ProjectRun, ctx: &RunContext) -> Result
             }
         }
     }
+    ctx.phases.mark(crate::phase::Phase::Collected);
     if let Err(e) = live.remove().await {
         tracing::warn!(error = %e, "project container not removed; the orphan reconcile will");
     }
+    ctx.phases.mark(crate::phase::Phase::CleanedUp);
     Ok(result)
 }
 

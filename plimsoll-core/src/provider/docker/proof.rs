@@ -398,6 +398,7 @@ pub(crate) async fn run_paths(inner: &Inner) -> Result<()> {
         principal: "startup-proof".into(),
         grant: None,
         warm: Default::default(),
+        phases: Default::default(),
     };
     let js = snippet::run(
         inner,

@@ -73,6 +73,8 @@ pub(crate) struct DockerSession {
     disk_mb: u32,
     /// The container's init and runtime processes, watched from the host.
     witness: Option<Arc<InitWitness>>,
+    /// Handed out by the warm pool ([`DockerSession::pooled`]).
+    from_pool: std::sync::atomic::AtomicBool,
 }
 
 /// Opens a session's container.
@@ -114,6 +116,7 @@ pub(crate) async fn open(inner: &Arc<Inner>, spec: &SandboxSpec) -> Result<Docke
         languages: Mutex::new(Vec::new()),
         disk_mb: inner.session_disk_mb,
         witness,
+        from_pool: std::sync::atomic::AtomicBool::new(false),
     };
     *s.warden.lock().await = Some(s.start_warden().await?);
     s.warm(&spec.languages).await?;
@@ -121,6 +124,12 @@ pub(crate) async fn open(inner: &Arc<Inner>, spec: &SandboxSpec) -> Result<Docke
 }
 
 impl DockerSession {
+    /// Marks this session as handed out by the warm pool.
+    pub(crate) fn pooled(&self) {
+        self.from_pool
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Starts the kernel of each of `languages` (python, javascript) not
     /// running yet, before any call: each is still fresh to its first cell.
     pub(crate) async fn warm(&self, languages: &[String]) -> Result<()> {
@@ -329,6 +338,14 @@ fn exec_fail(e: bollard::errors::Error) -> ExecFail {
 
 #[async_trait]
 impl SessionSandbox for DockerSession {
+    fn source(&self) -> crate::phase::Source {
+        if self.from_pool.load(std::sync::atomic::Ordering::Relaxed) {
+            crate::phase::Source::SessionPool
+        } else {
+            crate::phase::Source::Session
+        }
+    }
+
     async fn check(&self) -> std::result::Result<(), SessionEnded> {
         let now = settings_of(&self.inner, &self.name).await?;
         match first_difference(&self.baseline, &now) {

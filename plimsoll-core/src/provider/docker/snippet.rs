@@ -66,11 +66,13 @@ impl Launched {
     /// broker socket directory is `broker`; a warm pool's member (`pooled`)
     /// is labelled [`LABEL_POOL`]`=snippet`. Docker's reconcile may remove it
     /// once `expires` (a unix second) is past and it is no longer in flight.
+    /// A run's `phases` get `acquired` (created) and `started`.
     pub(crate) async fn new(
         p: &Inner,
         expires: u64,
         broker: Option<&Path>,
         pooled: bool,
+        phases: Option<&crate::phase::Phases>,
     ) -> Result<Launched> {
         let image = p.pinned(Role::Snippet)?;
         let docker = p.client().await?;
@@ -81,6 +83,9 @@ impl Launched {
             labels.insert(LABEL_POOL.into(), "snippet".into());
         }
         let mut live = Live::create(docker, &p.live, container_name(), body).await?;
+        if let Some(ph) = phases {
+            ph.acquired(crate::phase::Source::Fresh);
+        }
         let attach = docker
             .attach_container(
                 live.name(),
@@ -97,6 +102,9 @@ impl Launched {
             .await
             .map_err(|e| Error::infrastructure(format!("attaching to {}: {e}", live.name())))?;
         live.start().await?;
+        if let Some(ph) = phases {
+            ph.mark(crate::phase::Phase::Started);
+        }
         Ok(Launched {
             live,
             attach,
@@ -125,6 +133,7 @@ pub(crate) async fn run(
         unix_after(ctx.timeout + GRACE),
         socket.as_ref().map(|s| s.dir()),
         false,
+        Some(&ctx.phases),
     )
     .await?;
     feed(p, launched, job, ctx).await
@@ -209,6 +218,7 @@ pub(crate) async fn feed(
         Some(code) => (code, false),
         None => (124, true),
     };
+    ctx.phases.mark(crate::phase::Phase::Running);
     // A signal death may be docker's doing (a daemon stop or restart kills
     // running containers), or the runtime's death under the run: that is an
     // infrastructure error, not the guest's exit.
@@ -226,6 +236,7 @@ pub(crate) async fn feed(
         if let Err(e) = live.remove().await {
             tracing::warn!(error = %e, "snippet container not removed; the orphan reconcile will");
         }
+        ctx.phases.mark(crate::phase::Phase::CleanedUp);
     } else {
         // Its main process ended, and with it every process of the
         // container: the removal is docker's bookkeeping, off the answer's path.
@@ -239,6 +250,7 @@ pub(crate) async fn feed(
     );
     let (stdout, stdout_truncated) = stdout.finish();
     let (stderr, stderr_truncated) = stderr.finish();
+    ctx.phases.mark(crate::phase::Phase::Collected);
     Ok(JavaScriptResult {
         stdout,
         stderr,

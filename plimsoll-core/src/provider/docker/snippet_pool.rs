@@ -61,6 +61,15 @@ pub(crate) fn refill(inner: &Arc<Inner>, pool: &SnippetPool) {
     let longest = pool.longest;
     warm::refill(&pool.warm, || {
         let inner = inner.clone();
-        async move { Launched::new(&inner, unix_after(MAX_WAIT + longest + GRACE), None, true).await }
+        async move {
+            Launched::new(
+                &inner,
+                unix_after(MAX_WAIT + longest + GRACE),
+                None,
+                true,
+                None,
+            )
+            .await
+        }
     });
 }

@@ -44,6 +44,7 @@ async fn prove_on(s: &dyn SessionSandbox) -> Result<Vec<String>> {
         principal: "startup-proof".into(),
         grant: None,
         warm: Default::default(),
+        phases: Default::default(),
     };
     let ended = |e: SessionEnded| fail(&format!("{:?}: {}", e.reason, e.detail));
     s.check().await.map_err(ended)?;

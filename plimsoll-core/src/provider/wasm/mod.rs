@@ -136,6 +136,7 @@ impl Wasm {
         timeout: Duration,
         cancel: &tokio_util::sync::CancellationToken,
         grant: Option<Arc<crate::grant::Broker>>,
+        phases: crate::phase::Phases,
     ) -> Result<JavaScriptResult> {
         let permit = self
             .compiled
@@ -161,6 +162,7 @@ impl Wasm {
             timeout,
             cancel: stop.flag.clone(),
             grant: grant.map(|b| (b, tokio::runtime::Handle::current())),
+            phases: Some(phases),
         };
         let compiled = self.compiled.clone();
         let task = self.compiled.pool.run(move || {
@@ -260,6 +262,7 @@ impl Provider for Wasm {
                     Duration::from_millis(DEFAULT_TIMEOUT_MS as u64),
                     &never,
                     None,
+                    crate::phase::Phases::start(),
                 )
                 .await?;
             if got.exit_code != 0 || got.stdout != want.as_bytes() || !got.stderr.is_empty() {
@@ -279,6 +282,7 @@ impl Provider for Wasm {
                     Duration::from_millis(DEFAULT_TIMEOUT_MS as u64),
                     &never,
                     None,
+                    crate::phase::Phases::start(),
                 )
                 .await?;
             drawn.push(String::from_utf8_lossy(&got.stdout).into_owned());
@@ -322,6 +326,7 @@ impl Provider for Wasm {
             ctx.timeout,
             &ctx.cancel,
             ctx.grant.clone(),
+            ctx.phases.clone(),
         )
         .await
     }

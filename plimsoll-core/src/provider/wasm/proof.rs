@@ -178,6 +178,7 @@ pub async fn probe(
         timeout,
         cancel: Arc::default(),
         grant: None,
+        phases: None,
     };
     let c = compiled.clone();
     let started = Instant::now();

@@ -37,6 +37,8 @@ pub struct Limits {
     /// A granted run's broker and the runtime its calls run on: the guest
     /// gets its `host` global and `plimsoll.host_call` reaches the broker.
     pub grant: Option<(Arc<crate::grant::Broker>, tokio::runtime::Handle)>,
+    /// The run's phase marks, when a pipeline asked for them.
+    pub phases: Option<crate::phase::Phases>,
 }
 
 fn infrastructure(what: &str, e: impl std::fmt::Display) -> Error {
@@ -82,8 +84,15 @@ pub fn execute_measured(
 ) -> Result<(JavaScriptResult, usize)> {
     let _live = compiled.ticker.live();
     let mut store = store(compiled, limits);
+    let phases = limits.phases.as_ref();
+    if let Some(p) = phases {
+        p.acquired(crate::phase::Source::Fresh);
+    }
     let mut memory = None;
-    let outcome = start(compiled, &mut store, code, &mut memory);
+    let outcome = start(compiled, &mut store, code, &mut memory, phases);
+    if let Some(p) = phases {
+        p.mark(crate::phase::Phase::Running);
+    }
     let memory_bytes = memory.map_or(0, |m| m.data_size(&store));
     let state = store.into_data();
     let mut stderr = state.stderr;
@@ -118,6 +127,9 @@ pub fn execute_measured(
         stdout_truncated,
         stderr_truncated,
     };
+    if let Some(p) = phases {
+        p.mark(crate::phase::Phase::Collected);
+    }
     Ok((result, memory_bytes))
 }
 
@@ -137,11 +149,15 @@ fn start(
     store: &mut Store<RunState>,
     code: &str,
     memory_out: &mut Option<wasmtime::Memory>,
+    phases: Option<&crate::phase::Phases>,
 ) -> std::result::Result<i32, Failure> {
     let instance = compiled
         .pre
         .instantiate(&mut *store)
         .map_err(|e| Setup(infrastructure("instantiating the guest", e)))?;
+    if let Some(p) = phases {
+        p.mark(crate::phase::Phase::Started);
+    }
     let alloc = instance
         .get_typed_func::<u32, u32>(&mut *store, "plimsoll_alloc")
         .map_err(|e| Setup(infrastructure("the guest's plimsoll_alloc", e)))?;
@@ -186,6 +202,7 @@ pub fn probe_host(compiled: &Compiled) -> Result<i64> {
         timeout: Duration::from_secs(5),
         cancel: Arc::default(),
         grant: None,
+        phases: None,
     };
     let _live = compiled.ticker.live();
     let mut store = store(compiled, &limits);

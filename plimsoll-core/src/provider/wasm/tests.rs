@@ -17,6 +17,7 @@ async fn js(code: &str) -> JavaScriptResult {
             Duration::from_secs(5),
             &CancellationToken::new(),
             None,
+            crate::phase::Phases::start(),
         )
         .await
         .expect("the run is answered")
@@ -381,6 +382,7 @@ async fn a_dropped_run_is_stopped() {
         timeout: Duration::from_secs(20),
         cancel: stop.clone(),
         grant: None,
+        phases: None,
     };
     let compiled = p.compiled.clone();
     let started = std::time::Instant::now();
