@@ -227,7 +227,7 @@ export interface RunRecord {
   isolation: string
   /** The content-addressed environment, or empty. */
   environment: string
-  /** The provider's policy digest, or empty. */
+  /** The provider's policy digest, then `;wall=sha256:…` (the wall identity: the digest of every part that holds the wall up), then `;accepted=CVE-…` when the operator accepted advisories that apply, then `;sandbox=warm-pool` for a pooled sandbox; empty for the disabled provider. */
   policy: string
   /** Start, Unix ms. */
   startedUnixMs: number
