@@ -110,7 +110,11 @@ pub(crate) async fn checks(setup: &Setup, settings: &DockerSettings, chosen: boo
         let reg = runtimes.get(&name).cloned().unwrap_or_default();
         let path = reg.path.clone().unwrap_or_else(|| name.clone());
         let args = reg.runtime_args.clone().unwrap_or_default();
-        let version = program_version(&path);
+        // Its first line, as the wall reads it (one `--version` reader).
+        let version = inventory::runtime_report(&path)
+            .await
+            .ok()
+            .and_then(|t| t.split("; ").next().map(str::to_owned));
         match kind {
             DockerRuntime::Runc => out.push(match &version {
                 Some(v) => ok(&check, format!("registered ({path}), {v}")),
@@ -342,19 +346,6 @@ fn refuses_vsock(setting: &SeccompSetting) -> bool {
 pub(crate) fn parse_api(v: &str) -> Option<(u32, u32)> {
     let (a, b) = v.trim().split_once('.')?;
     Some((a.parse().ok()?, b.parse().ok()?))
-}
-
-/// The first line of `<program> --version`.
-fn program_version(path: &str) -> Option<String> {
-    let out = std::process::Command::new(path)
-        .arg("--version")
-        .output()
-        .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    text.lines()
-        .next()
-        .map(|l| l.trim().to_owned())
-        .filter(|l| !l.is_empty())
 }
 
 /// A runsc version line from 2022 or before (`runsc version 0.0~20221219.0`,
