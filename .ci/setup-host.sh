@@ -9,8 +9,8 @@
 #             containerd e2fsprogs mount util-linux
 #             (+ python3-venv if `python3 -m venv` cannot work)
 #   config    /etc/docker/daemon.json registering the gVisor runtime "runsc",
-#             and two test runtimes (runc reporting 1.1.11 and 1.3.6) for the
-#             advisory tests
+#             and three test runtimes (runc reporting 1.1.11 and 1.3.6, runsc
+#             reporting release-20180801.0) for the advisory tests
 #   dockerd   start dockerd (no systemd here) or restart it if the config changed
 #   verify    runtimes runc+runsc, image plimsoll/busybox:test, `echo ok` under both
 #   venv      ${PLIMSOLL_VENV:-$ROOT/target/venv} with plimsoll-client==0.23.0 + pytest
@@ -143,11 +143,34 @@ EOF
   rm -f "$tmp"
 }
 
+# The machine's runsc, reporting a gVisor build from before the fix of
+# CVE-2018-16359. Docker paints the kernel tier only on a program named runsc,
+# so it lives in a directory of its own: $TEST_RUNTIMES/runsc-RELEASE/runsc.
+REPORTED_RUNSC=20180801.0
+install_reporting_runsc() { # RELEASE
+  local v="$1" runsc tmp
+  runsc="$(command -v runsc)"
+  mkdir -p "$TEST_RUNTIMES/runsc-$v"
+  tmp="$(mktemp)"
+  cat >"$tmp" <<EOF
+#!/bin/sh
+# plimsoll's test runtime: $runsc, reporting release $v (advisory tests only).
+if [ "\$1" = "--version" ]; then
+  printf 'runsc version release-$v\\nspec: 1.0.2-dev\\n'
+  exit 0
+fi
+exec $runsc "\$@"
+EOF
+  install -m 0755 "$tmp" "$TEST_RUNTIMES/runsc-$v/runsc"
+  rm -f "$tmp"
+}
+
 stage_config() {
   local runsc tmp v
   runsc="$(command -v runsc)"
   case "$runsc" in /*) ;; *) die "runsc is not an absolute path: $runsc" ;; esac
   for v in "${REPORTED_RUNC[@]}"; do install_reporting_runc "$v"; done
+  install_reporting_runsc "$REPORTED_RUNSC"
   mkdir -p "$(dirname "$DAEMON_JSON")"
   tmp="$(mktemp)"
   cat >"$tmp" <<EOF
@@ -158,7 +181,11 @@ stage_config() {
       "runtimeArgs": ["--host-uds=open", "--network=none", "--oci-seccomp"]
     },
     "plimsoll-runc-${REPORTED_RUNC[0]}": {"path": "$TEST_RUNTIMES/runc-${REPORTED_RUNC[0]}"},
-    "plimsoll-runc-${REPORTED_RUNC[1]}": {"path": "$TEST_RUNTIMES/runc-${REPORTED_RUNC[1]}"}
+    "plimsoll-runc-${REPORTED_RUNC[1]}": {"path": "$TEST_RUNTIMES/runc-${REPORTED_RUNC[1]}"},
+    "plimsoll-runsc-$REPORTED_RUNSC": {
+      "path": "$TEST_RUNTIMES/runsc-$REPORTED_RUNSC/runsc",
+      "runtimeArgs": ["--host-uds=open", "--network=none", "--oci-seccomp"]
+    }
   }
 }
 EOF

@@ -338,6 +338,9 @@ func wasmChecks(t *testing.T, c *Client) {
 	if len(resp.RecordSHA256) != 64 || !strings.Contains(resp.RecordJSON, resp.RecordSHA256) || resp.Sequence != 0 {
 		t.Errorf("record: %q %q", resp.RecordSHA256, resp.RecordJSON)
 	}
+	if !strings.Contains(resp.PhasesJSON, `"phases":[{"phase":"admitted","ms":`) {
+		t.Errorf("phases: %q", resp.PhasesJSON)
+	}
 	if err := resp.Verify(); err != nil {
 		t.Errorf("verify: %v", err)
 	}

@@ -51,6 +51,7 @@ type Response struct {
 	ArtifactsTruncated bool
 	SessionEnd         string // a session call: why the session ended, if it did ("" while open)
 	RecordJSON         string // the run record
+	PhasesJSON         string // where its time went: {"source":…,"phases":[{"phase":"admitted","ms":…},…]}, or ""
 	RecordSHA256       string
 	Sequence           uint64 // the call's place in its session's chain; 0 for a single run
 	JSON               string // the wire's RunResponse
@@ -121,6 +122,7 @@ func readResponse(r *C.plimsoll_response) *Response {
 		ArtifactsTruncated: f.flag("artifacts_truncated"),
 		SessionEnd:         f.text("session_end"),
 		RecordJSON:         f.text("record_json"),
+		PhasesJSON:         f.text("phases_json"),
 		RecordSHA256:       f.text("record.record_sha256"),
 		Sequence:           uint64(f.int("record.sequence")),
 		JSON:               f.text("response_json"),

@@ -271,6 +271,8 @@ export interface RunResult {
   record?: RunRecord
   /** The run record as plimsoll.v1 JSON. */
   recordJson?: string
+  /** Where its time went, as JSON: `{"source":"fresh","phases":[{"phase":"admitted","ms":0.04},…]}`, monotonic milliseconds per phase (admitted, acquired, started, running, collected, cleaned_up) and where the sandbox came from (`fresh`, `snippet_pool`, `session_pool`, `session`); absent when the answer does not say. */
+  phasesJson?: string
   /** For a session call: why the session ended during or after it. */
   sessionEnd?: string
   /** The request as sent, in plimsoll.v1 JSON (for verify_run and Chain). */

@@ -35,6 +35,12 @@ test('a snippet runs and its record verifies', async () => {
   assert.equal(r.record.sequence, 0)
   const checked = plimsoll.verifyRun(r.requestJson, r.responseJson)
   assert.equal(checked.recordSha256, r.record.recordSha256)
+  // Where its time went: the same phases the answer's JSON carries.
+  const phases = JSON.parse(r.phasesJson)
+  assert.deepEqual(phases, JSON.parse(r.responseJson).phases)
+  const names = phases.phases.map((p) => p.phase)
+  assert.equal(names[0], 'admitted')
+  assert.ok(names.includes('running'), names)
   const tampered = JSON.parse(r.responseJson)
   tampered.javascript.stdout = Buffer.from('43\n').toString('base64')
   assert.throws(() => plimsoll.verifyRun(r.requestJson, JSON.stringify(tampered)), isCode('record_mismatch'))

@@ -123,7 +123,7 @@ impl RunResult {
 
 getters!(RunResult {
     kind, sandbox, isolation, environment, software_identity, instance, duration_ms, record,
-    record_json, session_end, request_json, response_json,
+    record_json, phases_json, session_end, request_json, response_json,
 }
     fn __repr__(&self) -> String {
         let show = |n| match self.answer.get(n) {

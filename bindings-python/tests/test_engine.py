@@ -37,6 +37,13 @@ def test_a_snippet_runs_and_its_record_verifies(wasm_engine: plimsoll.Engine) ->
     # The published client computes the same request digest from the same JSON.
     assert rec.request_sha256 == request_digest(json.loads(r.request_json))
     assert plimsoll.verify_run(r.request_json, r.response_json).instance == r.instance
+    # Where its time went: the same phases the answer's JSON carries.
+    assert r.phases_json is not None
+    phases = json.loads(r.phases_json)
+    assert phases == json.loads(r.response_json)["phases"]
+    names = [p["phase"] for p in phases["phases"]]
+    assert names[0] == "admitted" and "running" in names
+    assert all(p["ms"] >= 0 for p in phases["phases"])
 
 
 def test_a_non_zero_exit_is_a_result(wasm_engine: plimsoll.Engine) -> None:

@@ -59,13 +59,15 @@ impl Exposure {
 pub struct Advisory {
     /// `CVE-…`: what `SANDBOX_ACCEPT_ADVISORIES` names.
     pub id: String,
-    /// The vendor's advisory (`GHSA-…`).
+    /// The vendor's advisory (`GHSA-…`), or the address of the vendor's
+    /// record or fix where it published none.
     pub advisory: String,
     /// The part it affects, as the part names itself (`runc`).
     pub part: String,
     /// What it allows, in one sentence.
     pub summary: String,
-    /// The first fixed release of each release line.
+    /// The first fixed release of each release line; empty when none is
+    /// confirmed, and then every release is affected.
     pub fixed: Vec<String>,
     /// Distribution builds (as the part reports its build) that carry the fix.
     pub patched_builds: Vec<String>,
@@ -139,10 +141,24 @@ pub fn reported(text: &str) -> Option<Reported> {
     })
 }
 
-/// `1.1.5+ds1` → 1.1.5; `1.0.0-rc6` → 1.0.0-rc6; `v1.2.3` → 1.2.3.
+/// `1.1.5+ds1` → 1.1.5; `1.0.0-rc6` → 1.0.0-rc6; `v1.2.3` → 1.2.3. gVisor
+/// names a release by its date: `release-20221219.0` (upstream) and
+/// `0.0~20221219.0` (Debian) → 20221219.0.0, so releases order by date and
+/// each date is a line of its own.
 fn release(text: &str) -> Option<Version> {
-    let t = text.trim().trim_start_matches('v');
-    Version::parse(t).ok().map(|mut v| {
+    let t = text.trim();
+    let dated = t
+        .strip_prefix("release-")
+        .or_else(|| t.strip_prefix("0.0~"))
+        .or_else(|| (t.len() >= 10 && t.as_bytes()[8] == b'.').then_some(t));
+    if let Some((date, n)) = dated.and_then(|d| d.split_once('.'))
+        && date.len() == 8
+        && date.bytes().all(|b| b.is_ascii_digit())
+    {
+        let n: String = n.chars().take_while(char::is_ascii_digit).collect();
+        return Some(Version::new(date.parse().ok()?, n.parse().ok()?, 0));
+    }
+    Version::parse(t.trim_start_matches('v')).ok().map(|mut v| {
         v.build = semver::BuildMetadata::EMPTY;
         v
     })
@@ -151,7 +167,8 @@ fn release(text: &str) -> Option<Version> {
 /// Whether `release` is affected, given each line's first fixed release: it
 /// is fixed when a fix on its own line (same major and minor) is at or below
 /// it, or when it is at or above the newest fix of all. An unparsable release
-/// is affected (the doctor says so rather than guess).
+/// is affected (the doctor says so rather than guess), and so is every
+/// release when no fixed one is known.
 pub fn affected(release_text: &str, fixed: &[String]) -> bool {
     let Some(v) = release(release_text) else {
         return true;
@@ -258,14 +275,18 @@ mod tests {
         for a in all() {
             assert!(ids.insert(a.id.clone()), "{} twice", a.id);
             assert!(a.id.starts_with("CVE-"), "{}", a.id);
-            assert!(a.advisory.starts_with("GHSA-"), "{}", a.id);
-            assert!(!a.fixed.is_empty(), "{}", a.id);
+            assert!(
+                a.advisory.starts_with("GHSA-") || a.advisory.starts_with("https://"),
+                "{}",
+                a.id
+            );
+            assert!(["runc", "runsc"].contains(&a.part.as_str()), "{}", a.id);
             for f in &a.fixed {
                 assert!(release(f).is_some(), "{}: {f}", a.id);
             }
             assert!(a.why.len() > 40 && a.summary.len() > 40, "{}", a.id);
         }
-        assert!(data_version().starts_with("v1 ("));
+        assert!(data_version().starts_with("v2 ("));
     }
 
     #[test]
@@ -292,6 +313,15 @@ mod tests {
         assert!(!affected("1.1.12", &one));
         assert!(!affected("1.2.0", &one));
         assert!(affected("1.0.0-rc95", &one));
+        // gVisor's dated releases, as upstream and Debian report them.
+        let dated = vec!["20250319.0".to_owned()];
+        assert!(affected("0.0~20221219.0", &dated));
+        assert!(affected("release-20250312.0", &dated));
+        assert!(!affected("release-20250319.0", &dated));
+        assert!(!affected("release-20261116.1", &dated));
+        assert!(!affected("0.0~20260907.0", &dated));
+        // No fixed release known: every release is affected.
+        assert!(affected("release-20261116.0", &[]));
     }
 
     #[test]
@@ -371,6 +401,33 @@ mod tests {
         // A fixed release matches nothing.
         let fixed = assess(runc("runc version 1.3.6\ncommit: v1.3.6-0-g1"), &[]);
         assert!(fixed.advisories.is_empty(), "{:?}", fixed.advisories);
+    }
+
+    fn runsc(text: &str) -> Wall {
+        Wall::default()
+            .part("host kernel", "6.1.0")
+            .part("oci runtime runsc (/usr/bin/runsc)", text)
+    }
+
+    #[test]
+    fn debians_bookworm_runsc_matches_two_gvisor_advisories_neither_exposed() {
+        let w = assess(runsc("runsc version 0.0~20221219.0; spec: 1.0.2-dev"), &[]);
+        let ids: Vec<&str> = w.advisories.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["CVE-2025-2713", "CVE-2026-96812"]);
+        assert!(w.advisories.iter().all(|f| !f.exposed));
+        assert_eq!(refusal(&w), None);
+        // A build from before the Sentry filter's fix is refused.
+        let old = assess(runsc("runsc version release-20180801.0"), &[]);
+        let why = refusal(&old).unwrap();
+        assert!(why.contains("CVE-2018-16359"), "{why}");
+        assert!(why.contains("exposed (fresh, session, exec)"), "{why}");
+        // runc's advisories never match runsc, nor runsc's runc.
+        assert!(old.advisories.iter().all(|f| f.id != "CVE-2024-21626"));
+        let r = assess(
+            runc("runc version 1.1.5+ds1; commit: 1.1.5+ds1-1+deb12u1"),
+            &[],
+        );
+        assert!(r.advisories.iter().all(|f| !f.id.starts_with("CVE-2018")));
     }
 
     #[test]

@@ -140,6 +140,19 @@ impl Engine {
         }
         let proven = provider.prove().await.map_err(StartError::Proof)?;
         lap("proof");
+        let learned = provider.proven_parts();
+        let wall = if learned.is_empty() {
+            wall
+        } else {
+            let mut wall = wall;
+            wall.parts.extend(learned);
+            let wall = crate::advisory::assess(wall, &config.accepted_advisories);
+            if let Some(why) = crate::advisory::refusal(&wall) {
+                return Err(StartError::Advisory(why));
+            }
+            tracing::info!(wall = %wall.identity(), parts = %wall.summary(), "startup: the wall, with what the proof learned");
+            wall
+        };
         let startup_line = startup
             .iter()
             .map(|(n, d)| format!("{n}={:.1}ms", d.as_secs_f64() * 1000.0))

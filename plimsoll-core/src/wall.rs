@@ -138,15 +138,14 @@ impl Finding {
             (true, false) => format!("exposed ({})", self.ways.join(", ")),
             (false, _) => "not exposed as plimsoll uses it".to_owned(),
         };
+        let fixed = if self.fixed.is_empty() {
+            "no confirmed release".to_owned()
+        } else {
+            self.fixed.join(", ")
+        };
         format!(
-            "{} ({}) matches {} [{}], fixed in {}: {state}: {}; {}",
-            self.id,
-            self.advisory,
-            self.part,
-            self.version,
-            self.fixed.join(", "),
-            self.summary,
-            self.why
+            "{} ({}) matches {} [{}], fixed in {fixed}: {state}: {}; {}",
+            self.id, self.advisory, self.part, self.version, self.summary, self.why
         )
     }
 }

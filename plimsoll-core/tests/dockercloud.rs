@@ -621,6 +621,7 @@ async fn granted_rig(
         policy_url: url::Url::parse(&s.policy).unwrap(),
         ..connect_settings(&s)
     };
+    let api = format!("connect docker.sbx.v1 {}", settings.api_url);
     let config = Config {
         provider: Chosen::new(settings),
         instance: instance(),
@@ -632,6 +633,18 @@ async fn granted_rig(
     assert!(
         d.supports_javascript_grants && d.supports_project_grants,
         "{d:?}"
+    );
+    // The wall: the contract spoken and the image booted, pinned by digest.
+    let wall = d.wall.clone().expect("dockercloud names its wall");
+    assert_eq!(wall.version_of("docker cloud api"), Some(api.as_str()));
+    assert_eq!(
+        wall.version_of("docker cloud image"),
+        Some(DOCKERCLOUD_IMAGE)
+    );
+    assert!(
+        d.policy.ends_with(&format!(";wall={}", wall.identity())),
+        "{}",
+        d.policy
     );
     support::serve_guard(listener, engine.guard().expect("a guard"));
     (engine, s, seen)

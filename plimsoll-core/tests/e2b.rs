@@ -261,6 +261,29 @@ async fn a_session_pauses_when_idle_and_resumes_with_its_files_and_fresh_interpr
     let engine = Engine::start(&cfg).await.unwrap();
     let d = engine.describe();
     assert!(d.supports_sessions, "{d:?}");
+    // The wall: the API, the template, and the envd version the proof read
+    // from its own VM; its identity ends the policy every record carries.
+    let wall = d.wall.clone().expect("e2b names its wall");
+    assert_eq!(wall.version_of("e2b api"), Some(s.api.as_str()));
+    assert_eq!(
+        wall.version_of("e2b template"),
+        Some(plimsoll_core::provider::e2b::DEFAULT_TEMPLATE)
+    );
+    let envd = wall.version_of("e2b envd").unwrap_or_default();
+    assert!(
+        d.javascript_environment
+            .as_ref()
+            .unwrap()
+            .identity
+            .ends_with(&format!(";envd:{envd}"))
+            && !envd.is_empty(),
+        "{wall:?}"
+    );
+    assert!(
+        d.policy.ends_with(&format!(";wall={}", wall.identity())),
+        "{}",
+        d.policy
+    );
     let caller = Caller {
         principal: "alice".into(),
     };

@@ -420,6 +420,23 @@ async fn a_session_keeps_files_and_interpreters_cleans_between_calls_and_ends_ho
     let engine = Engine::start(&cfg).await.unwrap();
     let d = engine.describe();
     assert!(d.supports_sessions, "{d:?}");
+    // The wall: what the gateway reports of itself and the image it boots.
+    let wall = d.wall.clone().expect("openshell names its wall");
+    assert_eq!(wall.version_of("openshell gateway"), Some("0.1.5"));
+    assert!(
+        wall.version_of("openshell compute driver docker")
+            .is_some_and(|v| v.starts_with("docker ")),
+        "{wall:?}"
+    );
+    assert!(
+        wall.version_of("openshell image")
+            .is_some_and(|i| !i.is_empty())
+    );
+    assert!(
+        d.policy.ends_with(&format!(";wall={}", wall.identity())),
+        "{}",
+        d.policy
+    );
     let caller = plimsoll_core::engine::Caller {
         principal: "alice".into(),
     };

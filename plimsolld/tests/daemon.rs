@@ -690,6 +690,9 @@ fn check_reports_the_host() {
         let mut want: Vec<&str> = expected.advisories.iter().map(|f| f.id.as_str()).collect();
         want.sort_unstable();
         assert_eq!(flagged, want, "{rt}: {v:#}");
+        // These machines' runc (Debian's 1.1.5) and runsc (20221219) both
+        // predate fixes on the list: the doctor names them.
+        assert!(!flagged.is_empty(), "{rt}: no advisory flagged: {v:#}");
         for f in &expected.advisories {
             let c = checks
                 .iter()

@@ -526,6 +526,8 @@ static void wasm_checks(const plimsoll_client *client) {
       CHECK_STATUS(plimsoll_response_get(resp, "stdout", NULL, NULL), PLIMSOLL_STATUS_NULL_ARGUMENT);
     }
     CHECK(field(resp, "session_end").kind == PLIMSOLL_VALUE_KIND_NONE);
+    /* Where its time went, as the answer's JSON carries it. */
+    CHECK(contains(field_text(resp, "phases_json"), "{\"phase\":\"admitted\",\"ms\":"));
     check_record(resp);
   }
   plimsoll_response_free(resp);

@@ -205,6 +205,9 @@ class RunResult:
     def record_json(self) -> str | None:
         """The run record as plimsoll.v1 JSON."""
     @property
+    def phases_json(self) -> str | None:
+        """Where its time went, as JSON: `{\"source\":\"fresh\",\"phases\":[{\"phase\":\"admitted\",\"ms\":0.04},…]}`, monotonic milliseconds per phase (admitted, acquired, started, running, collected, cleaned_up) and where the sandbox came from (`fresh`, `snippet_pool`, `session_pool`, `session`); absent when the answer does not say."""
+    @property
     def session_end(self) -> str | None:
         """For a session call: why the session ended during or after it."""
     @property

@@ -200,6 +200,13 @@ pub trait Provider: Send + Sync + 'static {
         Ok(crate::wall::Wall::default())
     }
 
+    /// Parts only the proof can learn (e2b's envd version, read from the
+    /// proof's own sandbox), added to the wall and judged again after it.
+    /// Default: none.
+    fn proven_parts(&self) -> Vec<crate::wall::Part> {
+        Vec::new()
+    }
+
     /// A cheap check of configuration and dependencies; also `/readyz`.
     async fn preflight(&self) -> Result<()> {
         Ok(())

@@ -142,6 +142,8 @@ pub struct Answer {
     pub response_json: String,
     /// Its run record as the wire's JSON, when it carries one.
     pub record_json: Option<String>,
+    /// Where its time went (the response's `phases`) as JSON, when it says.
+    pub phases_json: Option<String>,
     /// For a session call: why the session ended, if it did.
     pub session_end: Option<SessionEnd>,
 }
@@ -158,6 +160,10 @@ impl Answer {
             request_json: text(encode(&RunRequest::from_request(sent))),
             response_json: text(encode(&response)),
             record_json: response.record.as_ref().map(|r| text(encode(r))),
+            phases_json: response
+                .phases
+                .as_ref()
+                .and_then(|p| serde_json::to_string(p).ok()),
             response,
             session_end: session_end.filter(|e| *e != SessionEnd::Open),
         }

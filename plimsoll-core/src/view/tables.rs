@@ -70,6 +70,7 @@ pub static RUN: Class<Answer> = Class {
         f!(duration_ms: Int, "Wall time, ms (not digested).", |a| int(a.response.duration_ms)),
         f!(record: OptRecord, "The run record.", |a| a.response.record.as_ref().map_or(Value::Nothing, Value::Record)),
         f!(record_json: OptText, "The run record as plimsoll.v1 JSON.", |a| a.record_json.as_deref().map_or(Value::Nothing, Value::Text)),
+        f!(phases_json: OptText, "Where its time went, as JSON: `{\"source\":\"fresh\",\"phases\":[{\"phase\":\"admitted\",\"ms\":0.04},…]}`, monotonic milliseconds per phase (admitted, acquired, started, running, collected, cleaned_up) and where the sandbox came from (`fresh`, `snippet_pool`, `session_pool`, `session`); absent when the answer does not say.", |a| a.phases_json.as_deref().map_or(Value::Nothing, Value::Text)),
         f!(session_end: OptText, "For a session call: why the session ended during or after it.", |a| a.session_end.map_or(Value::Nothing, |e| Value::Text(e.as_str()))),
         f!(request_json: Text, "The request as sent, in plimsoll.v1 JSON (for verify_run and Chain).", |a| Value::Text(&a.request_json)),
         f!(response_json: Text, "The answer, in plimsoll.v1 JSON.", |a| Value::Text(&a.response_json)),

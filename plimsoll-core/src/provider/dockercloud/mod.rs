@@ -209,6 +209,19 @@ impl Provider for DockerCloud {
         Ok(())
     }
 
+    /// The API and contract plimsoll speaks (Docker Cloud reports no version
+    /// of its own) and the image it boots, pinned by digest.
+    async fn wall(&self) -> Result<crate::wall::Wall> {
+        let s = &self.inner.settings;
+        let api = match s.api {
+            Api::Rest => format!("rest {}", s.api_url),
+            Api::Connect => format!("connect docker.sbx.v1 {}", s.api_url),
+        };
+        Ok(crate::wall::Wall::default()
+            .part("docker cloud api", api)
+            .part("docker cloud image", &s.image))
+    }
+
     async fn prove(&self) -> Result<Isolation> {
         proof::prove(&self.inner).await?;
         let _ = self.proven.set(());

@@ -186,6 +186,27 @@ impl Provider for E2b {
         Ok(())
     }
 
+    /// The API the provider talks to and the template it boots; the envd
+    /// version the template runs is learned by the proof
+    /// ([`Provider::proven_parts`]). E2B's API reports no version of its own.
+    async fn wall(&self) -> Result<crate::wall::Wall> {
+        let s = &self.inner.settings;
+        Ok(crate::wall::Wall::default()
+            .part("e2b api", s.api_url.as_str())
+            .part("e2b template", &s.template))
+    }
+
+    fn proven_parts(&self) -> Vec<crate::wall::Part> {
+        self.envd_version
+            .get()
+            .map(|v| crate::wall::Part {
+                name: "e2b envd".into(),
+                version: v.clone(),
+            })
+            .into_iter()
+            .collect()
+    }
+
     async fn prove(&self) -> Result<Isolation> {
         let version = proof::prove(&self.inner).await?;
         if self.sessions_on {

@@ -217,6 +217,23 @@ impl Provider for OpenShell {
         answer.map_err(Error::infrastructure)
     }
 
+    /// What the gateway reports of itself (`GetGatewayInfo`: its version and
+    /// each compute driver's name and version) and the image it boots.
+    async fn wall(&self) -> Result<crate::wall::Wall> {
+        let info = self.inner.gateway.info().await?;
+        let mut wall =
+            crate::wall::Wall::default().part("openshell gateway", &info.gateway_version);
+        for d in &info.compute_drivers {
+            let reported = d
+                .capabilities
+                .as_ref()
+                .map(|c| format!("{} {}", c.driver_name, c.driver_version))
+                .unwrap_or_default();
+            wall = wall.part(format!("openshell compute driver {}", d.name), reported);
+        }
+        Ok(wall.part("openshell image", &self.inner.settings.image))
+    }
+
     async fn prove(&self) -> Result<Isolation> {
         proof::prove(&self.inner).await?;
         if self.sessions_on {
