@@ -264,7 +264,10 @@ async fn a_session_pauses_when_idle_and_resumes_with_its_files_and_fresh_interpr
     // The wall: the API, the template, and the envd version the proof read
     // from its own VM; its identity ends the policy every record carries.
     let wall = d.wall.clone().expect("e2b names its wall");
-    assert_eq!(wall.version_of("e2b api"), Some(s.api.as_str()));
+    assert_eq!(
+        wall.version_of("e2b api"),
+        Some(url::Url::parse(&s.api).unwrap().as_str())
+    );
     assert_eq!(
         wall.version_of("e2b template"),
         Some(plimsoll_core::provider::e2b::DEFAULT_TEMPLATE)
