@@ -7,8 +7,7 @@
 #    PLIMSOLL_SKIP_SETUP=1, which .ci/run sets after doing it itself): docker.io, runsc registered with
 #    dockerd, dockerd started, the wasm guest toolchain, valgrind, a Python
 #    virtualenv with plimsoll-client==0.23.0, and the sandbox images;
-# 2. formatting, clippy, every Rust test, two test binaries at a time
-#    (scripts/test-lanes.py; the docker tests run under runc and
+# 2. formatting, clippy, every Rust test (the docker tests run under runc and
 #    runsc against the real dockerd and fail, never skip, without it); the fuzz
 #    targets' seeds as regression tests and a bounded run of every target
 #    (FUZZ_SECONDS each, 15 by default; docs/fuzzing.md has the long form);
@@ -93,13 +92,11 @@ prebuilt() { # prebuilt NAME: waits for it; fails with its log if it failed
 # about 90 s, nearly no CPU) is built meanwhile too.
 prebuild consumer bash tests/dist/run.sh --image
 prebuild fuzz env FUZZ_BUILD_ONLY=1 FUZZ_PROFILE="${FUZZ_PROFILE:-quick}" bash scripts/fuzz.sh
-# Every test binary runs, so one failure does not hide another's; two at a
-# time (PLIMSOLL_TEST_LANES), since most of their time is spent waiting on
-# docker (scripts/test-lanes.py).
+# Every test binary runs, so one failure does not hide another's.
 PARITY_SUMMARY=${CARGO_TARGET_DIR:-$ROOT/target}/parity-summary.txt
 rm -f "$PARITY_SUMMARY"
 status=0
-python3 scripts/test-lanes.py --no-fail-fast || status=$?
+cargo test --no-fail-fast || status=$?
 step "JavaScript parity (plimsoll-core/tests/parity.rs, tests/parity): agreement with node"
 cat "$PARITY_SUMMARY" 2>/dev/null || echo "parity: no summary (the parity suite did not finish)"
 [ "$status" -eq 0 ] || exit "$status"

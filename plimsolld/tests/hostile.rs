@@ -875,7 +875,15 @@ impl Tier {
         match name {
             "wasm" => env.push(("SANDBOX_PROVIDER", "wasm".into())),
             rt => {
-                let uid = if rt == "runc" { 52000 } else { 53000 };
+                // A uid (and uid+1) per tier: the leftover-process check
+                // counts the guest uid's host processes, and the tiers run
+                // side by side.
+                let uid = match (rt, pool) {
+                    ("runc", false) => 52000,
+                    ("runc", true) => 52010,
+                    (_, false) => 53000,
+                    (_, true) => 53010,
+                };
                 guest_uid = Some(uid);
                 env.extend([
                     ("SANDBOX_PROVIDER", "docker".into()),
