@@ -62,7 +62,7 @@ pub struct Advisory {
     /// The vendor's advisory (`GHSA-…`), or the address of the vendor's
     /// record or fix where it published none.
     pub advisory: String,
-    /// The part it affects, as the part names itself (`runc`).
+    /// The part it affects, as the part names itself (`runc`, `runsc`).
     pub part: String,
     /// What it allows, in one sentence.
     pub summary: String,

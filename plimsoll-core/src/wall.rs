@@ -150,6 +150,17 @@ impl Finding {
     }
 }
 
+/// A service address as a wall names it: scheme, host, port and path, never
+/// a user, password, query or fragment (a wall is logged and digested).
+pub fn address(url: &url::Url) -> String {
+    let mut u = url.clone();
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    u.set_query(None);
+    u.set_fragment(None);
+    u.to_string()
+}
+
 /// The wall identity a record's `policy` names (`sha256:…` after `;wall=`),
 /// or empty when it names none.
 pub fn identity_in(policy: &str) -> &str {
@@ -162,6 +173,12 @@ pub fn identity_in(policy: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_address_carries_no_credential() {
+        let u = url::Url::parse("https://user:s3cret@api.example:8443/v1/?key=s3cret#x").unwrap();
+        assert_eq!(address(&u), "https://api.example:8443/v1/");
+    }
 
     #[test]
     fn the_identity_covers_every_part_and_only_the_parts() {

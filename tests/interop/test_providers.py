@@ -93,6 +93,14 @@ def test_docker_runs_snippets_and_projects(start_daemon, clients_file, runtime, 
     r = c.run_javascript("console.log(6*7)", minimum_isolation="container")
     assert (r.stdout, r.exit_code) == (b"42\n", 0)
     check_record(r, tier)
+    # Software rules match the image identity as they did before the wall was
+    # named: the wall's identity is in the record's policy, not in the software.
+    ok = c.run_javascript(
+        "console.log(1)", minimum_isolation="container", software=plimsoll_client.SoftwareRule.exact(r.software_identity)
+    )
+    assert r.software_identity.startswith("docker-image:sha256:"), r.software_identity
+    assert ok.record.software_rule_id == "exact:" + r.software_identity
+    assert ";wall=sha256:" in ok.record.policy
     p = c.run_project(
         {"main.js": "console.log(require('./lib.js'))", "lib.js": "module.exports = 42", "calc.py": "print(6*7)"},
         ["node main.js > out.txt", "python3 calc.py", "cat out.txt"],

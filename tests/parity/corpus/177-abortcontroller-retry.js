@@ -19,8 +19,13 @@ async function retry(fn, { tries, signal }) {
   console.log(ok);
   try { await retry(async () => { throw new Error('down'); }, { tries: 2, signal: new AbortController().signal }); }
   catch (e) { console.log(e.message, '<-', e.cause.message); }
+  // Cancelled during the second backoff: the abort's timer is due first and
+  // set first, so the order holds however late the timers run.
   const ac = new AbortController();
-  setTimeout(() => ac.abort(new Error('user pressed cancel')), 8);
-  try { await retry(async () => { throw new Error('still down'); }, { tries: 10, signal: ac.signal }); }
+  const down = async n => {
+    if (n === 2) setTimeout(() => ac.abort(new Error('user pressed cancel')), 1);
+    throw new Error('still down');
+  };
+  try { await retry(down, { tries: 10, signal: ac.signal }); }
   catch (e) { console.log('aborted:', e.message); }
 })();

@@ -213,9 +213,10 @@ impl Provider for DockerCloud {
     /// of its own) and the image it boots, pinned by digest.
     async fn wall(&self) -> Result<crate::wall::Wall> {
         let s = &self.inner.settings;
+        let url = crate::wall::address(&s.api_url);
         let api = match s.api {
-            Api::Rest => format!("rest {}", s.api_url),
-            Api::Connect => format!("connect docker.sbx.v1 {}", s.api_url),
+            Api::Rest => format!("rest {url}"),
+            Api::Connect => format!("connect docker.sbx.v1 {url}"),
         };
         Ok(crate::wall::Wall::default()
             .part("docker cloud api", api)

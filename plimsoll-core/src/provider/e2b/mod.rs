@@ -192,7 +192,7 @@ impl Provider for E2b {
     async fn wall(&self) -> Result<crate::wall::Wall> {
         let s = &self.inner.settings;
         Ok(crate::wall::Wall::default()
-            .part("e2b api", s.api_url.as_str())
+            .part("e2b api", crate::wall::address(&s.api_url))
             .part("e2b template", &s.template))
     }
 
