@@ -16,6 +16,8 @@
 #   venv      ${PLIMSOLL_VENV:-$ROOT/target/venv} with plimsoll-client==0.23.0 + pytest
 #   wasm      scripts/install-wasm-toolchain.sh: the rustup target and Debian
 #             packages plimsoll-core's build needs for its QuickJS guest
+#   tools     the pinned cbindgen (scripts/gen-header.sh) and cargo-fuzz
+#             (scripts/fuzz.sh), `cargo install --locked` when missing
 #
 # Progress goes to stderr; the only line on stdout is the venv path, so
 #   VENV="$(bash .ci/setup-host.sh)"   works.
@@ -370,6 +372,29 @@ import sbx_facade" >/dev/null 2>&1; then
 # ---------------------------------------------------------------- wasm
 stage_wasm() { bash "$ROOT/scripts/install-wasm-toolchain.sh" >&2; }
 
+# ---------------------------------------------------------------- tools
+# The versions the scripts that use them pin (each installs its own when run
+# alone); installed here so that the test command compiles only plimsoll.
+pinned() { sed -n "s/^$1=\(.*\)$/\1/p" "$ROOT/$2"; }
+stage_tools() {
+  local cbindgen fuzz
+  cbindgen="$(pinned CBINDGEN_VERSION scripts/gen-header.sh)"
+  fuzz="$(pinned CARGO_FUZZ_VERSION scripts/fuzz.sh)"
+  [ -n "$cbindgen" ] && [ -n "$fuzz" ] || die "cannot read the pinned cbindgen and cargo-fuzz versions"
+  if cbindgen --version 2>/dev/null | grep -qx "cbindgen $cbindgen"; then
+    log "cbindgen $cbindgen present"
+  else
+    log "cargo install cbindgen $cbindgen"
+    cargo install --locked --quiet cbindgen --version "=$cbindgen" >&2
+  fi
+  if [ "$(cargo fuzz --version 2>/dev/null)" = "cargo-fuzz $fuzz" ]; then
+    log "cargo-fuzz $fuzz present"
+  else
+    log "cargo install cargo-fuzz $fuzz"
+    cargo install --locked --quiet cargo-fuzz --version "=$fuzz" >&2
+  fi
+}
+
 # ---------------------------------------------------------------- main
 T0="$(now_ms)"
 stage packages stage_packages
@@ -379,6 +404,7 @@ stage verify stage_verify
 stage venv stage_venv
 stage sbx-venv stage_sbx_venv
 stage wasm stage_wasm
+stage tools stage_tools
 T1="$(now_ms)"
 log "timings:"
 for t in "${TIMINGS[@]}"; do log "  $t"; done

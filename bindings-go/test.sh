@@ -25,8 +25,12 @@ if ! command -v go >/dev/null; then
 fi
 go version
 
-echo "== build libplimsoll and plimsolld"
-cargo build -p plimsoll-capi -p plimsolld
+# PLIMSOLL_CAPI_NO_BUILD=1: libplimsoll and PLIMSOLLD (a plimsolld) are built
+# already (the test command builds each once, for every suite).
+if [ "${PLIMSOLL_CAPI_NO_BUILD:-0}" != 1 ]; then
+  echo "== build libplimsoll and plimsolld"
+  cargo build -p plimsoll-capi -p plimsolld
+fi
 PREFIX=$CARGO_TARGET_DIR/capi-dev PROFILE=dev PLIMSOLL_CAPI_NO_BUILD=1 bash scripts/install-capi.sh
 export PKG_CONFIG_PATH=$CARGO_TARGET_DIR/capi-dev/lib/pkgconfig
 pkg-config --modversion plimsoll
@@ -34,7 +38,7 @@ pkg-config --modversion plimsoll
 mkdir -p "$CARGO_TARGET_DIR/go-tests"
 # shellcheck source=tests/daemon.sh
 . tests/daemon.sh
-start_test_daemons "$LIB/plimsolld" "$CARGO_TARGET_DIR/go-tests"
+start_test_daemons "${PLIMSOLLD:-$LIB/plimsolld}" "$CARGO_TARGET_DIR/go-tests"
 
 cd "$GO_DIR"
 OUT=$CARGO_TARGET_DIR/go-tests/test.out

@@ -6,6 +6,10 @@
 #   PROFILE=dev bash scripts/dist.sh          # the test build's profile (CI: it
 #                                             # reuses what the suite compiled)
 #
+# PLIMSOLL_CAPI_NO_BUILD=1 takes libplimsoll as built already, and
+# PLIMSOLLD_BIN=PATH a plimsolld built already (deploy/build-image.sh): the test
+# command passes both, its own build's, so nothing is compiled twice.
+#
 #   target/dist/python/  plimsoll-<v>-cp310-abi3-manylinux_<glibc>_x86_64.whl (maturin
 #                        1.16.0, its auditwheel check) and the sdist plimsoll-<v>.tar.gz
 #   target/dist/node/    plimsoll-<v>.tgz and plimsoll-linux-x64-gnu-<v>.tgz (npm pack);

@@ -5,111 +5,172 @@
 #
 # 1. prepares the host, and says so before it starts (idempotent; skipped with
 #    PLIMSOLL_SKIP_SETUP=1, which .ci/run sets after doing it itself): docker.io, runsc registered with
-#    dockerd, dockerd started, the wasm guest toolchain, valgrind, a Python
-#    virtualenv with plimsoll-client==0.23.0, and the sandbox images;
-# 2. formatting, clippy, every Rust test (the docker tests run under runc and
-#    runsc against the real dockerd and fail, never skip, without it); the fuzz
-#    targets' seeds as regression tests and a bounded run of every target
-#    (FUZZ_SECONDS each, 15 by default; docs/fuzzing.md has the long form);
-# 3. the C ABI: header drift, the C suite under valgrind and AddressSanitizer,
-#    the Go module (bindings-go) under the race detector;
-# 4. the Python and Node bindings' own suites (wasm and docker, embedded and
-#    remote, records, chains, every error class); then every artifact (wheel,
-#    sdist, npm tarballs, C install tree, Go module, plimsolld image) built
-#    once and installed in a throwaway container with none of the build
-#    toolchain (tests/dist/run.sh), its wall time printed;
-# 5. a smoke run of every benchmark and example (short form, no timing
+#    dockerd, dockerd started, the wasm guest toolchain, valgrind, cbindgen and
+#    cargo-fuzz, a Python virtualenv with plimsoll-client==0.23.0, and the
+#    sandbox images;
+# 2. formatting, then the test build: every test binary, bin and example of the
+#    default members, compiled once;
+# 3. every Rust test, by cargo-nextest (.config/nextest.toml: each test in a
+#    process of its own, four at a time, the fault tests one at a time; the
+#    docker tests run under runc and runsc against the real dockerd and fail,
+#    never skip, without it). Meanwhile, at the lowest CPU priority, what only
+#    needs the CPU the docker waits leave idle: clippy (the bindings included),
+#    libplimsoll, the header check, the Python extension, the Node addon, every
+#    artifact (scripts/dist.sh, the test build's profile, reusing its
+#    plimsolld and libplimsoll), and the fuzz crate (fmt, clippy, its seeds as
+#    regression tests, the AddressSanitizer build);
+# 4. a bounded run of every fuzz target (FUZZ_SECONDS each, 15 by default;
+#    docs/fuzzing.md has the long form);
+# 5. the C ABI: the C suite under valgrind and AddressSanitizer, the Go module
+#    (bindings-go) under the race detector; the Python and Node bindings' own
+#    suites (wasm and docker, embedded and remote, records, chains, every error
+#    class); the same session calls compared across the four; then every
+#    artifact installed in a throwaway container with none of the build
+#    toolchain (tests/dist/run.sh);
+# 6. a smoke run of every benchmark and example (short form, no timing
 #    assertion), a bounded admission load test that must answer runs as well
-#    as shed them, a bounded soak (wasm and runc), and the interop suite: the published Python client against a real plimsolld on
-#    the disabled, wasm and docker (runc, runsc) providers.
+#    as shed them, a bounded soak (wasm and runc), the hosted stand-ins checked
+#    by the vendors' clients, and the interop suite: the published Python
+#    client against a real plimsolld on the disabled, wasm and docker (runc,
+#    runsc) providers.
 #
-# `cargo test` includes the hostile corpus (plimsolld/tests/hostile.rs, every
-# case of tests/hostile on wasm, runc, runsc and sessions) and the fault suite
-# (plimsolld/tests/faults.rs, against private dockerd instances).
+# Every phase's wall time is kept (scripts/phases.sh); run alone, the suite
+# ends with their table. docs/development.md says where the time goes.
+#
+# The Rust tests include the hostile corpus (plimsolld/tests/hostile.rs, every
+# case of tests/hostile on wasm, runc, runsc, sessions and pools) and the fault
+# suite (plimsolld/tests/faults.rs, against private dockerd instances).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+TARGET=$CARGO_TARGET_DIR
+mkdir -p "$TARGET"
+# Run alone, this script owns the phase table; under .ci/run it adds its rows
+# to that script's.
+OWN_TABLE=0
+if [ -z "${PHASES_FILE:-}" ]; then
+  OWN_TABLE=1
+  PHASES_FILE=$TARGET/ci-phases.tsv
+  : >"$PHASES_FILE"
+fi
+PHASES_LOGS=${PHASES_LOGS:-$TARGET/ci-logs}
+mkdir -p "$PHASES_LOGS"
+# shellcheck source=scripts/phases.sh
+. scripts/phases.sh
+if [ "$OWN_TABLE" = 1 ]; then
+  trap 'echo; phases_table | tee "$TARGET/ci-times.txt"' EXIT
+fi
 
-# Each step names itself with the suite's elapsed time, so a slow step shows.
-SUITE_START=$(date +%s)
-step() { printf '\n== [%ss] %s\n' "$(( $(date +%s) - SUITE_START ))" "$*"; }
-
-if [ "${PLIMSOLL_SKIP_SETUP:-0}" != 1 ]; then
-  step "host setup"
+setup() {
   cat >&2 <<'NOTE'
 This prepares the host first: it installs the Debian packages it lacks
 (docker.io, runsc, valgrind, golang-go, containerd and the wasm guest's
-toolchain), rewrites /etc/docker/daemon.json to register runsc and (re)starts
-dockerd, and builds the local images and Python virtualenvs under target/.
-It needs root. On a host already prepared, skip
-this with PLIMSOLL_SKIP_SETUP=1 bash scripts/test.sh.
+toolchain) and the pinned cbindgen and cargo-fuzz, rewrites
+/etc/docker/daemon.json to register runsc and (re)starts dockerd, and builds
+the local images and Python virtualenvs under target/. It needs root. On a
+host already prepared, skip this with PLIMSOLL_SKIP_SETUP=1 bash scripts/test.sh.
 NOTE
   PLIMSOLL_VENV=$(bash .ci/setup-host.sh)
   export PLIMSOLL_VENV
-  bash images/build.sh
+}
+if [ "${PLIMSOLL_SKIP_SETUP:-0}" != 1 ]; then
+  phase "host setup (.ci/setup-host.sh)" setup
+  phase "sandbox images (images/build.sh)" bash images/build.sh
 fi
 VENV=${PLIMSOLL_VENV:-$ROOT/target/venv}
 
-step "docker: daemon up, runc and runsc registered"
-runtimes=$(docker info --format '{{json .Runtimes}}') || { echo "docker is required but not reachable" >&2; exit 1; }
-for rt in runc runsc; do
-  grep -q "\"$rt\"" <<<"$runtimes" || { echo "docker runtime $rt is not registered: $runtimes" >&2; exit 1; }
-done
-echo "runtimes: $runtimes"
-
-step "cargo fmt --check"
-cargo fmt --all --check
-
-step "the test build and both bindings resolve shared dependencies alike (workspace-hack)"
-bash scripts/check-workspace-hack.sh
-
-step "cargo clippy --workspace --all-targets -- -D warnings (the bindings included)"
-cargo clippy --workspace --all-targets -- -D warnings
-
-step "cargo test"
-# The default members: the bindings are built later by maturin and napi, from
-# the same target directory and the same dependency builds.
-cargo test --no-fail-fast --no-run
-# The fuzz targets' build shares nothing with the one above (AddressSanitizer),
-# so it starts now, at the lowest CPU priority and in a target directory of its
-# own, while the suites below mostly wait on docker; the fuzz step waits for it.
-prebuild() { # prebuild NAME COMMAND...: runs it in the background, logged
-  local name=$1
-  shift
-  ( nice -n 19 "$@" ) >"$ROOT/target/prebuild-$name.log" 2>&1 &
-  eval "PREBUILD_${name}=$!"
+docker_ready() {
+  local runtimes rt
+  runtimes=$(docker info --format '{{json .Runtimes}}') || { echo "docker is required but not reachable" >&2; return 1; }
+  for rt in runc runsc; do
+    grep -q "\"$rt\"" <<<"$runtimes" || { echo "docker runtime $rt is not registered: $runtimes" >&2; return 1; }
+  done
+  echo "runtimes: $runtimes"
 }
-prebuilt() { # prebuilt NAME: waits for it; fails with its log if it failed
-  local pid_var="PREBUILD_$1"
-  if ! wait "${!pid_var}"; then
-    echo "the $1 build failed:" >&2
-    cat "$ROOT/target/prebuild-$1.log" >&2
-    exit 1
-  fi
-  echo "the $1 build, started early: $(tail -n 1 "$ROOT/target/prebuild-$1.log")"
+phase "docker: daemon up, runc and runsc registered" docker_ready
+
+fmt() {
+  cargo fmt --all --check
+  cargo fmt --manifest-path fuzz/Cargo.toml --check
 }
+phase "cargo fmt --check (the workspace and fuzz/)" fmt
+phase "the test build and both bindings resolve shared dependencies alike (workspace-hack)" \
+  bash scripts/check-workspace-hack.sh
+
+# One build of the default members, dev-dependencies included: every test
+# binary, bin and example. Everything after reuses it; a `-p` build would
+# resolve features apart and compile the core (and wasmtime) again.
+NEXTEST_META=$TARGET/nextest-meta
+test_build() {
+  cargo test --no-run
+  # nextest runs what this built, with no cargo of its own: the builds below
+  # hold cargo's lock while the tests run.
+  mkdir -p "$NEXTEST_META"
+  cargo nextest list --list-type binaries-only --message-format json >"$NEXTEST_META/binaries.json"
+  cargo metadata --format-version 1 >"$NEXTEST_META/cargo.json"
+}
+phase "test build (cargo test --no-run: every test binary, bin and example)" test_build
+# The plimsolld every suite starts: the one the Rust tests run.
+export PLIMSOLLD=$TARGET/debug/plimsolld
+[ -x "$PLIMSOLLD" ] || { echo "the test build left no $PLIMSOLLD" >&2; exit 1; }
+
+# ---- in the background while the Rust tests wait on docker
 # The throwaway image the artifacts are installed on (apt over the network,
-# about 90 s, nearly no CPU) is built meanwhile too.
-prebuild consumer bash tests/dist/run.sh --image
-prebuild fuzz env FUZZ_BUILD_ONLY=1 FUZZ_PROFILE="${FUZZ_PROFILE:-quick}" bash scripts/fuzz.sh
-# Every test binary runs, so one failure does not hide another's.
-PARITY_SUMMARY=${CARGO_TARGET_DIR:-$ROOT/target}/parity-summary.txt
+# nearly no CPU).
+spawn consumer-image bash tests/dist/run.sh --image
+
+# The fuzz crate is a workspace of its own, in a target directory of its own
+# (AddressSanitizer shares nothing with the build above).
+fuzz_builds() {
+  cargo clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
+  cargo test --manifest-path fuzz/Cargo.toml
+  FUZZ_BUILD_ONLY=1 FUZZ_PROFILE="${FUZZ_PROFILE:-quick}" bash scripts/fuzz.sh
+}
+SPAWN_NICE=19 spawn "fuzz: clippy, the seeds as regression tests, the AddressSanitizer build" fuzz_builds
+
+# Everything else that compiles, one after another (they share cargo's lock).
+builds() {
+  echo "== cargo clippy --workspace --all-targets -- -D warnings (the bindings included)"
+  cargo clippy --workspace --all-targets -- -D warnings
+  echo "== libplimsoll (.so and .a), with the test build's features, installed under target/capi-dev"
+  cargo build
+  PREFIX=$TARGET/capi-dev PROFILE=dev PLIMSOLL_CAPI_NO_BUILD=1 bash scripts/install-capi.sh
+  echo "== C ABI: include/plimsoll.h matches the pinned cbindgen"
+  bash scripts/check-header.sh
+  echo "== the wasm benchmark"
+  cargo test --bench wasm --no-run
+  # cargo-nextest runs no doc test (none exists today): this keeps one from
+  # being added unseen.
+  echo "== doc tests"
+  cargo test --doc
+  echo "== the Python extension and the Node addon"
+  bash bindings-python/test.sh build
+  bash bindings-node/test.sh build
+  echo "== every artifact (scripts/dist.sh, the test build's profile and binaries)"
+  PLIMSOLL_CAPI_NO_BUILD=1 PLIMSOLLD_BIN=$PLIMSOLLD PROFILE=dev bash scripts/dist.sh
+}
+SPAWN_NICE=19 spawn "clippy, libplimsoll, header, bindings, artifacts" builds
+
+# ---- the Rust tests
+# Every test runs, so one failure does not hide another's.
+PARITY_SUMMARY=$TARGET/parity-summary.txt
 rm -f "$PARITY_SUMMARY"
 status=0
-cargo test --no-fail-fast || status=$?
-step "JavaScript parity (plimsoll-core/tests/parity.rs, tests/parity): agreement with node"
+phase "Rust tests (cargo nextest run; .config/nextest.toml)" \
+  cargo nextest run --no-fail-fast --binaries-metadata "$NEXTEST_META/binaries.json" \
+  --cargo-metadata "$NEXTEST_META/cargo.json" || status=$?
+echo
+echo "JavaScript parity (plimsoll-core/tests/parity.rs, tests/parity): agreement with node"
 cat "$PARITY_SUMMARY" 2>/dev/null || echo "parity: no summary (the parity suite did not finish)"
 [ "$status" -eq 0 ] || exit "$status"
 
-step "fuzz: seeds as regression tests, then a bounded run of every target"
-cargo fmt --manifest-path fuzz/Cargo.toml --check
-cargo clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
-cargo test --manifest-path fuzz/Cargo.toml
-prebuilt fuzz
-FUZZ_SECONDS=${FUZZ_SECONDS:-15} FUZZ_PROFILE=${FUZZ_PROFILE:-quick} bash scripts/fuzz.sh
+wait_for "fuzz: clippy, the seeds as regression tests, the AddressSanitizer build"
+phase "fuzz: a bounded run of every target" \
+  env FUZZ_SECONDS="${FUZZ_SECONDS:-15}" FUZZ_PROFILE="${FUZZ_PROFILE:-quick}" bash scripts/fuzz.sh
 
-step "C ABI: include/plimsoll.h matches the pinned cbindgen"
-bash scripts/check-header.sh
+wait_for "clippy, libplimsoll, header, bindings, artifacts"
+export PLIMSOLL_CAPI_NO_BUILD=1
 
 # Every suite writes what it sent for the shared session calls here; they are
 # compared once all four have run.
@@ -117,85 +178,83 @@ export PLIMSOLL_SESSION_VECTORS_OUT=$ROOT/target/session-vectors
 rm -rf "$PLIMSOLL_SESSION_VECTORS_OUT"
 mkdir -p "$PLIMSOLL_SESSION_VECTORS_OUT"
 
-step "C ABI: C suite under valgrind and AddressSanitizer"
-bash tests/c/run.sh
+phase "C ABI: C suite under valgrind and AddressSanitizer" bash tests/c/run.sh
+phase "C ABI: the Go module (bindings-go) under the race detector" bash bindings-go/test.sh
+phase "bindings: Python (PyO3)" bash bindings-python/test.sh check
+phase "bindings: Node (napi-rs)" bash bindings-node/test.sh check
+phase "the same session calls from Python, Node, C and Go, embedded and remote" \
+  python3 tests/vectors/compare.py "$PLIMSOLL_SESSION_VECTORS_OUT"
 
-step "C ABI: the Go module (bindings-go) under the race detector"
-bash bindings-go/test.sh
+wait_for consumer-image
+phase "artifacts: each installed where no build toolchain is (tests/dist/run.sh)" bash tests/dist/run.sh
 
-step "bindings: Python (PyO3) and Node (napi-rs)"
-bash bindings-python/test.sh
-bash bindings-node/test.sh
-
-step "the same session calls from Python, Node, C and Go, embedded and remote"
-python3 tests/vectors/compare.py "$PLIMSOLL_SESSION_VECTORS_OUT"
-
-step "artifacts: every one built once (scripts/dist.sh, the suite's dev profile) and installed where no build toolchain is"
-dist_start=$SECONDS
-PROFILE=dev bash scripts/dist.sh
-prebuilt consumer
-bash tests/dist/run.sh
-echo "artifacts: built and checked in $((SECONDS - dist_start)) s"
-
-step "benchmarks and examples: smoke runs (short form, dev/test profile, no timing assertion)"
-# Every bench and example runs here once in a short form so none can rot; the
-# examples that start a daemon run target/debug/plimsolld, built just now
-# beside them (plimsolld/examples/support/daemon.rs), never a stale binary.
-# Built for the default members together, as `cargo test` built them: the
-# same features, so nothing is compiled again (a per-package `-p` build
-# resolves features apart and rebuilds the core). Run from their paths.
-cargo build -q --bins --examples
-EXAMPLES=${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples
-smoke() { # smoke LABEL COMMAND...: runs it, prints its wall time
-  local label=$1 t0=$SECONDS
-  shift
-  "$@"
-  echo "smoke $label: $((SECONDS - t0)) s"
+EXAMPLES=$TARGET/debug/examples
+smoke() {
+  # Every bench and example runs here once in a short form so none can rot; the
+  # examples that start a daemon run target/debug/plimsolld, the test build's
+  # (plimsolld/examples/support/daemon.rs), never a stale binary.
+  run() { # run LABEL COMMAND...: runs it, prints its wall time
+    local label=$1 t0=$SECONDS
+    shift
+    "$@"
+    echo "smoke $label: $((SECONDS - t0)) s"
+  }
+  run "bench wasm (3 runs)" env PLIMSOLL_BENCH_RUNS=3 cargo test -q --bench wasm
+  run "example bench_wasm (3 runs)" "$EXAMPLES/bench_wasm" 3
+  run "example bench_docker (runc, 1 run)" env PLIMSOLL_BENCH_RUNTIMES=runc "$EXAMPLES/bench_docker" 1
+  run "example bench_sessions (runc, 1 session)" env PLIMSOLL_BENCH_RUNTIMES=runc PLIMSOLL_BENCH_RUNS=1 \
+    "$EXAMPLES/bench_sessions"
+  run "example bench_wasm_client.py (20 runs, the published client)" \
+    "$VENV/bin/python" plimsolld/examples/bench_wasm_client.py 20
 }
-smoke "bench wasm (3 runs)" env PLIMSOLL_BENCH_RUNS=3 cargo test -q --bench wasm
-smoke "example bench_wasm (3 runs)" "$EXAMPLES/bench_wasm" 3
-smoke "example bench_docker (runc, 1 run)" env PLIMSOLL_BENCH_RUNTIMES=runc "$EXAMPLES/bench_docker" 1
-smoke "example bench_sessions (runc, 1 session)" env PLIMSOLL_BENCH_RUNTIMES=runc PLIMSOLL_BENCH_RUNS=1 \
-  "$EXAMPLES/bench_sessions"
-smoke "example bench_wasm_client.py (20 runs, the published client)" \
-  env PLIMSOLLD="${CARGO_TARGET_DIR:-$ROOT/target}/debug/plimsolld" "$VENV/bin/python" plimsolld/examples/bench_wasm_client.py 20
+phase "benchmarks and examples: smoke runs (short form, dev/test profile, no timing assertion)" smoke
 
-step "admission: bounded loopback load with random disconnects (wasm, then docker)"
-"$EXAMPLES/load" 2000 32 10
-LOAD_PROVIDER=docker "$EXAMPLES/load" 120 16 20 2
+load() {
+  "$EXAMPLES/load" 2000 32 10
+  LOAD_PROVIDER=docker "$EXAMPLES/load" 120 16 20 2
+}
+phase "admission: bounded loopback load with random disconnects (wasm, then docker)" load
 
-step "soak: bounded mixed runs and sessions; the daemon flat at rest, nothing left (wasm, then runc)"
-"$EXAMPLES/soak" wasm 2000 8
-"$EXAMPLES/soak" runc 200 4
+soak() {
+  "$EXAMPLES/soak" wasm 2000 8
+  "$EXAMPLES/soak" runc 200 4
+}
+phase "soak: bounded mixed runs and sessions; the daemon flat at rest, nothing left (wasm, then runc)" soak
 
-step "stand-ins checked by the vendors' published clients (E2B: e2b 2.63.0; OpenShell: openshell 0.1.5; Docker Cloud's Connect contract: docker-sbx-api 0.36.0; runc, then runsc)"
-cargo build -q -p plimsoll-standins
-"$VENV/bin/python" tests/standins/e2b_sdk.py "$ROOT/target/debug/plimsoll-standin"
-"$VENV/bin/python" tests/standins/e2b_sdk.py "$ROOT/target/debug/plimsoll-standin" --runtime runsc
-"$VENV/bin/python" tests/standins/openshell_client.py "$ROOT/target/debug/plimsoll-standin"
-"$VENV/bin/python" tests/standins/openshell_client.py "$ROOT/target/debug/plimsoll-standin" --runtime runsc
-SBX_VENV="${PLIMSOLL_SBX_VENV:-$ROOT/target/venv-sbx}"
-"$SBX_VENV/bin/python" tests/standins/dockercloud_sbx.py "$ROOT/target/debug/plimsoll-standin"
-"$SBX_VENV/bin/python" tests/standins/dockercloud_sbx.py "$ROOT/target/debug/plimsoll-standin" --runtime runsc
+standins() {
+  local standin=$TARGET/debug/plimsoll-standin sbx_venv="${PLIMSOLL_SBX_VENV:-$ROOT/target/venv-sbx}"
+  "$VENV/bin/python" tests/standins/e2b_sdk.py "$standin"
+  "$VENV/bin/python" tests/standins/e2b_sdk.py "$standin" --runtime runsc
+  "$VENV/bin/python" tests/standins/openshell_client.py "$standin"
+  "$VENV/bin/python" tests/standins/openshell_client.py "$standin" --runtime runsc
+  "$sbx_venv/bin/python" tests/standins/dockercloud_sbx.py "$standin"
+  "$sbx_venv/bin/python" tests/standins/dockercloud_sbx.py "$standin" --runtime runsc
+}
+phase "stand-ins checked by the vendors' published clients (E2B: e2b 2.63.0; OpenShell: openshell 0.1.5; Docker Cloud's Connect contract: docker-sbx-api 0.36.0; runc, then runsc)" standins
 
-step "the live test's own path (scripts/live.sh openshell), pointed at the OpenShell stand-in"
-live_certs="$(mktemp -d)"
-exec {live_out}< <("$ROOT/target/debug/plimsoll-standin" openshell --certs-dir "$live_certs" --runtime runsc \
-  --image registry.invalid/plimsoll/project:latest=plimsoll/project:latest & echo "pid $!"; wait)
-read -r _ live_pid <&"$live_out"
-read -r live_addr <&"$live_out"
-live_url="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["gateway"].replace("127.0.0.1","localhost"))' "$live_addr")"
-SANDBOX_OPENSHELL_GATEWAY_URL="$live_url" SANDBOX_OPENSHELL_CA_FILE="$live_certs/ca.crt" \
-  SANDBOX_OPENSHELL_CERT_FILE="$live_certs/tls.crt" SANDBOX_OPENSHELL_KEY_FILE="$live_certs/tls.key" \
-  SANDBOX_OPENSHELL_IMAGE=registry.invalid/plimsoll/project:latest bash scripts/live.sh openshell
-kill "$live_pid"; wait "$live_pid" 2>/dev/null || true
-exec {live_out}<&-
-rm -rf "$live_certs"
+live() {
+  local live_certs live_out live_pid live_addr live_url
+  live_certs="$(mktemp -d)"
+  exec {live_out}< <("$TARGET/debug/plimsoll-standin" openshell --certs-dir "$live_certs" --runtime runsc \
+    --image registry.invalid/plimsoll/project:latest=plimsoll/project:latest & echo "pid $!"; wait)
+  read -r _ live_pid <&"$live_out"
+  read -r live_addr <&"$live_out"
+  live_url="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["gateway"].replace("127.0.0.1","localhost"))' "$live_addr")"
+  SANDBOX_OPENSHELL_GATEWAY_URL="$live_url" SANDBOX_OPENSHELL_CA_FILE="$live_certs/ca.crt" \
+    SANDBOX_OPENSHELL_CERT_FILE="$live_certs/tls.crt" SANDBOX_OPENSHELL_KEY_FILE="$live_certs/tls.key" \
+    SANDBOX_OPENSHELL_IMAGE=registry.invalid/plimsoll/project:latest bash scripts/live.sh openshell
+  kill "$live_pid"
+  wait "$live_pid" 2>/dev/null || true
+  exec {live_out}<&-
+  rm -rf "$live_certs"
+}
+phase "the live test's own path (scripts/live.sh openshell), pointed at the OpenShell stand-in" live
 
-step "interop: the published plimsoll-client 0.23.0 against plimsolld"
-cargo build -p plimsolld
-if ! "$VENV/bin/python" -c 'import plimsoll_client, pytest, jwt, prometheus_client; from importlib.metadata import version; assert plimsoll_client.__version__ == "0.23.0" and version("prometheus-client") == "0.26.0"' 2>/dev/null; then
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q plimsoll-client==0.23.0 prometheus-client==0.26.0 pytest pyjwt
-fi
-PLIMSOLLD="$ROOT/target/debug/plimsolld" "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/interop
+interop() {
+  if ! "$VENV/bin/python" -c 'import plimsoll_client, pytest, jwt, prometheus_client; from importlib.metadata import version; assert plimsoll_client.__version__ == "0.23.0" and version("prometheus-client") == "0.26.0"' 2>/dev/null; then
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q plimsoll-client==0.23.0 prometheus-client==0.26.0 pytest pyjwt
+  fi
+  "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/interop
+}
+phase "interop: the published plimsoll-client 0.23.0 against plimsolld" interop

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import _thread
 import json
+import signal
 import threading
 import time
 
@@ -120,6 +121,17 @@ def test_the_gil_is_released_while_a_run_blocks(wasm_engine: plimsoll.Engine) ->
 
 
 def test_ctrl_c_cancels_a_blocking_run() -> None:
+    # Python's own Ctrl-C handler, whatever started this process: a shell
+    # without job control starts its background jobs with SIGINT ignored, and
+    # then interrupt_main() does nothing.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _ctrl_c_cancels_a_blocking_run()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _ctrl_c_cancels_a_blocking_run() -> None:
     # One run slot: if the interrupted run kept its slot, the next run would be shed.
     with plimsoll.Engine({**WASM, "SANDBOX_MAX_CONCURRENT": "1"}) as e:
         timer = threading.Timer(0.5, _thread.interrupt_main)

@@ -822,6 +822,29 @@ enum After {
     Either,
 }
 
+/// Which of a tier's runs one test makes. Each kind has its own daemon,
+/// instance, guest uid and grants file, so the kinds run side by side.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    /// Every case of the tier in a fresh sandbox.
+    Fresh,
+    /// The session cases, each as a cell of a fresh session.
+    Sessions,
+    /// The snippet cases on members of a snippet pool.
+    Pool,
+}
+
+impl Kind {
+    /// The suffix naming this kind's instance and grants file.
+    fn suffix(self) -> &'static str {
+        match self {
+            Kind::Fresh => "",
+            Kind::Sessions => "-sessions",
+            Kind::Pool => "-pool",
+        }
+    }
+}
+
 struct Tier {
     name: &'static str,
     /// Snippets run on members of a snippet pool (`SANDBOX_SNIPPET_POOL`).
@@ -842,10 +865,11 @@ struct Tier {
 }
 
 impl Tier {
-    fn start(name: &'static str, pool: bool) -> Tier {
+    fn start(name: &'static str, kind: Kind) -> Tier {
+        let pool = kind == Kind::Pool;
         let canary = format!("canary-{:032x}", rand::random::<u128>());
         let api = Api::start();
-        let grants = root().join(format!("target/hostile-grants-{name}.json"));
+        let grants = root().join(format!("target/hostile-grants-{name}{}.json", kind.suffix()));
         std::fs::create_dir_all(grants.parent().unwrap()).unwrap();
         std::fs::write(
             &grants,
@@ -861,7 +885,7 @@ impl Tier {
         .unwrap();
         let instance = format!(
             "plimsoll:hostile-{name}{}-{}",
-            if pool { "-pool" } else { "" },
+            kind.suffix(),
             std::process::id()
         );
         let mut env = vec![
@@ -875,15 +899,16 @@ impl Tier {
         match name {
             "wasm" => env.push(("SANDBOX_PROVIDER", "wasm".into())),
             rt => {
-                // A uid (and uid+1) per tier: the leftover-process check
-                // counts the guest uid's host processes, and the tiers run
-                // side by side.
-                let uid = match (rt, pool) {
-                    ("runc", false) => 52000,
-                    ("runc", true) => 52010,
-                    (_, false) => 53000,
-                    (_, true) => 53010,
-                };
+                // A uid (and uid+1) per tier and kind: the leftover-process
+                // check counts the guest uid's host processes, and the tiers
+                // and kinds run side by side.
+                let base = if rt == "runc" { 52000 } else { 53000 };
+                let uid = base
+                    + match kind {
+                        Kind::Fresh => 0,
+                        Kind::Pool => 10,
+                        Kind::Sessions => 20,
+                    };
                 guest_uid = Some(uid);
                 env.extend([
                     ("SANDBOX_PROVIDER", "docker".into()),
@@ -1351,20 +1376,34 @@ fn judge(case: &Case, tier: &str, expect: &Expect, s: &Seen, canary: &str) -> Ve
     p
 }
 
+/// Every case of tier `name` in a fresh sandbox.
 fn run_tier(name: &'static str) {
     let cases = corpus();
     assert!(!cases.is_empty(), "the corpus is missing");
-    let mut tier = Tier::start(name, false);
+    let mut tier = Tier::start(name, Kind::Fresh);
     for case in &cases {
         if case.tiers.contains(name) {
             tier.run(case, name);
         }
-        if name != "wasm"
-            && (case.tiers.contains("session") || case.tiers.contains(&format!("session-{name}")))
-        {
+    }
+    tier.finish();
+}
+
+/// The session cases on docker runtime `name`, each as a cell of a fresh
+/// session (the same cases and checks the fresh tier's test ran with them
+/// before the two were split to run side by side).
+fn run_tier_sessions(name: &'static str) {
+    let cases = corpus();
+    assert!(!cases.is_empty(), "the corpus is missing");
+    let mut tier = Tier::start(name, Kind::Sessions);
+    let mut ran = 0;
+    for case in &cases {
+        if case.tiers.contains("session") || case.tiers.contains(&format!("session-{name}")) {
             tier.run(case, "session");
+            ran += 1;
         }
     }
+    assert!(ran > 0, "no session case for {name}");
     tier.finish();
 }
 
@@ -1373,7 +1412,7 @@ fn run_tier(name: &'static str) {
 /// every answer must say it ran on a member.
 fn run_tier_pool(name: &'static str) {
     let cases = corpus();
-    let mut tier = Tier::start(name, true);
+    let mut tier = Tier::start(name, Kind::Pool);
     for case in &cases {
         if case.tiers.contains(name) && case.ext == "js" && case.grant.is_empty() && case.pool {
             tier.run(case, name);
@@ -1435,6 +1474,16 @@ fn hostile_runc() {
 #[test]
 fn hostile_runsc() {
     run_tier("runsc");
+}
+
+#[test]
+fn hostile_runc_sessions() {
+    run_tier_sessions("runc");
+}
+
+#[test]
+fn hostile_runsc_sessions() {
+    run_tier_sessions("runsc");
 }
 
 #[test]

@@ -26,8 +26,12 @@ for tool in gcc valgrind; do
   command -v "$tool" >/dev/null || { echo "tests/c/run.sh needs $tool" >&2; exit 1; }
 done
 
-echo "== build libplimsoll and plimsolld"
-cargo build -p plimsoll-capi -p plimsolld
+# PLIMSOLL_CAPI_NO_BUILD=1: libplimsoll and PLIMSOLLD (a plimsolld) are built
+# already (the test command builds each once, for every suite).
+if [ "${PLIMSOLL_CAPI_NO_BUILD:-0}" != 1 ]; then
+  echo "== build libplimsoll and plimsolld"
+  cargo build -p plimsoll-capi -p plimsolld
+fi
 echo "== install it under $PREFIX (scripts/install-capi.sh), found with pkg-config as a user's build finds it"
 PREFIX=$PREFIX PROFILE=dev PLIMSOLL_CAPI_NO_BUILD=1 bash scripts/install-capi.sh
 export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
@@ -79,7 +83,7 @@ PY
 # Daemons for the remote tests: the disabled provider and the wasm provider.
 # shellcheck source=tests/daemon.sh
 . tests/daemon.sh
-start_test_daemons "$LIB/plimsolld" "$OUT"
+start_test_daemons "${PLIMSOLLD:-$LIB/plimsolld}" "$OUT"
 
 total_pass=0
 total_fail=0
