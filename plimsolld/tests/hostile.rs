@@ -869,7 +869,10 @@ impl Tier {
         let pool = kind == Kind::Pool;
         let canary = format!("canary-{:032x}", rand::random::<u128>());
         let api = Api::start();
-        let grants = root().join(format!("target/hostile-grants-{name}{}.json", kind.suffix()));
+        let grants = root().join(format!(
+            "target/hostile-grants-{name}{}.json",
+            kind.suffix()
+        ));
         std::fs::create_dir_all(grants.parent().unwrap()).unwrap();
         std::fs::write(
             &grants,
