@@ -31,4 +31,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
   exit 1
 fi
 export SANDBOX_PROVIDER="$provider" PLIMSOLL_LIVE="$provider"
-exec cargo test -p plimsoll-core --test live -- --ignored --exact "${provider}_against_the_real_service"
+# No `-p`: features resolve over the default members, as in the test
+# command's build, so this reuses it instead of compiling the core again.
+exec cargo test --test live -- --ignored --exact "${provider}_against_the_real_service"
