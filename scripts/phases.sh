@@ -76,6 +76,16 @@ spawn() {
   SPAWN_NAMES[$id]=$name
 }
 
+# spawned_stop: ends every background phase still running (their process
+# groups' children included), for an exit that does not wait for them.
+spawned_stop() {
+  local id
+  for id in "${!SPAWNED[@]}"; do
+    pkill -TERM -P "${SPAWNED[$id]}" 2>/dev/null || true
+    kill -TERM "${SPAWNED[$id]}" 2>/dev/null || true
+  done
+}
+
 wait_for() {
   local id rc=0 one
   for id in "$@"; do

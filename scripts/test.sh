@@ -58,8 +58,11 @@ PHASES_LOGS=${PHASES_LOGS:-$TARGET/ci-logs}
 mkdir -p "$PHASES_LOGS"
 # shellcheck source=scripts/phases.sh
 . scripts/phases.sh
+# A run that stops early leaves no background phase behind.
 if [ "$OWN_TABLE" = 1 ]; then
-  trap 'echo; phases_table | tee "$TARGET/ci-times.txt"' EXIT
+  trap 'spawned_stop; echo; phases_table | tee "$TARGET/ci-times.txt"' EXIT
+else
+  trap spawned_stop EXIT
 fi
 
 setup() {
