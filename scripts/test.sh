@@ -123,11 +123,12 @@ export PLIMSOLLD=$TARGET/debug/plimsolld
 # nearly no CPU).
 spawn consumer-image "the consumer image (tests/dist/run.sh --image)" bash tests/dist/run.sh --image
 
-# The fuzz crate is a workspace of its own, in a target directory of its own
-# (AddressSanitizer shares nothing with the build above).
+# The fuzz crate is a workspace of its own, built in fuzz/target (not the
+# CARGO_TARGET_DIR exported above, whose lock the builds below hold), and its
+# AddressSanitizer build shares nothing with the build above.
 fuzz_builds() {
-  cargo clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
-  cargo test --manifest-path fuzz/Cargo.toml
+  env -u CARGO_TARGET_DIR cargo clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
+  env -u CARGO_TARGET_DIR cargo test --manifest-path fuzz/Cargo.toml
   FUZZ_BUILD_ONLY=1 FUZZ_PROFILE="${FUZZ_PROFILE:-quick}" bash scripts/fuzz.sh
 }
 SPAWN_NICE=19 spawn fuzz-builds "fuzz: clippy, the seeds as regression tests, the AddressSanitizer build" fuzz_builds
