@@ -1246,6 +1246,13 @@ async fn cancellation_and_a_dropped_run_remove_the_container() {
                     .await
                     .is_err()
             );
+            // The run's guard forgets the container once docker's remove has
+            // answered, which on a loaded machine can come after the listing
+            // above stops showing it: the same 20 s as for the containers.
+            let t = Instant::now();
+            while provider.live_containers() != 0 && t.elapsed() < Duration::from_secs(20) {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
             assert_eq!(provider.live_containers(), 0);
         }
     }
