@@ -21,6 +21,7 @@ pub use crate::provider::wasm::WasmSettings;
 pub use crate::provider::{ResourceSettings, SessionSettings};
 pub use variables::VARIABLES;
 
+pub mod hardened;
 mod variables;
 
 /// Every variable the core reads: its own, then each provider's.

@@ -16,8 +16,37 @@ use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::fmt;
 
-/// Decodes one message from JSON bytes under the strict rules above.
+/// The most JSON values (objects, arrays, strings, numbers, booleans and
+/// nulls, each counted once) one message may hold. With the body cap, this
+/// bounds the tree a message is parsed into: at most 32 bytes a value, so
+/// 32 MiB (and twice that while its arrays grow).
+pub const MAX_VALUES: usize = 1 << 20;
+
+/// The deepest a message may nest (serde_json's own recursion limit).
+pub const MAX_DEPTH: usize = 128;
+
+thread_local! {
+    /// Values still allowed in the message being decoded on this thread.
+    static VALUES_LEFT: std::cell::Cell<usize> = const { std::cell::Cell::new(MAX_VALUES) };
+}
+
+/// Counts one more value of the message being decoded, failing past [`MAX_VALUES`].
+fn count_value<E: de::Error>() -> Result<(), E> {
+    VALUES_LEFT.with(|left| match left.get().checked_sub(1) {
+        Some(n) => {
+            left.set(n);
+            Ok(())
+        }
+        None => Err(E::custom(format_args!(
+            "the message holds more than {MAX_VALUES} JSON values"
+        ))),
+    })
+}
+
+/// Decodes one message from JSON bytes under the strict rules above, with at
+/// most [`MAX_VALUES`] values nested at most [`MAX_DEPTH`] deep.
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+    VALUES_LEFT.with(|left| left.set(MAX_VALUES));
     let Strict(v) = serde_json::from_slice(bytes).map_err(|e| format!("malformed JSON: {e}"))?;
     if !v.is_object() {
         return Err("the message must be a JSON object".into());
@@ -47,30 +76,38 @@ impl<'de> Visitor<'de> for StrictVisitor {
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON value")
     }
-    fn visit_bool<E>(self, v: bool) -> Result<Strict, E> {
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Strict, E> {
+        count_value::<E>()?;
         Ok(Strict(Value::Bool(v)))
     }
-    fn visit_i64<E>(self, v: i64) -> Result<Strict, E> {
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Strict, E> {
+        count_value::<E>()?;
         Ok(Strict(Value::from(v)))
     }
-    fn visit_u64<E>(self, v: u64) -> Result<Strict, E> {
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Strict, E> {
+        count_value::<E>()?;
         Ok(Strict(Value::from(v)))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Strict, E> {
+        count_value::<E>()?;
         serde_json::Number::from_f64(v)
             .map(|n| Strict(Value::Number(n)))
             .ok_or_else(|| E::custom("non-finite number"))
     }
-    fn visit_str<E>(self, v: &str) -> Result<Strict, E> {
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Strict, E> {
+        count_value::<E>()?;
         Ok(Strict(Value::String(v.to_owned())))
     }
-    fn visit_string<E>(self, v: String) -> Result<Strict, E> {
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Strict, E> {
+        count_value::<E>()?;
         Ok(Strict(Value::String(v)))
     }
-    fn visit_unit<E>(self) -> Result<Strict, E> {
+    fn visit_unit<E: de::Error>(self) -> Result<Strict, E> {
+        count_value::<E>()?;
         Ok(Strict(Value::Null))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Strict, A::Error> {
+        count_value::<A::Error>()?;
         let mut out = Vec::new();
         while let Some(Strict(v)) = seq.next_element()? {
             out.push(v);
@@ -78,6 +115,7 @@ impl<'de> Visitor<'de> for StrictVisitor {
         Ok(Strict(Value::Array(out)))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Strict, A::Error> {
+        count_value::<A::Error>()?;
         let mut out = Map::new();
         let mut seen = HashSet::new();
         while let Some(k) = map.next_key::<String>()? {
@@ -255,6 +293,25 @@ pub fn is_zero_f64(v: &f64) -> bool {
 mod tests {
     use super::*;
     use serde::Deserialize;
+
+    #[test]
+    fn a_message_holds_a_bounded_number_of_values() {
+        let at = |n: usize| format!("{{\"a\":[{}]}}", vec!["0"; n].join(","));
+        // The object, the array and n numbers.
+        assert!(decode::<Value>(at(MAX_VALUES - 2).as_bytes()).is_ok());
+        let e = decode::<Value>(at(MAX_VALUES - 1).as_bytes()).unwrap_err();
+        assert!(e.contains("more than 1048576 JSON values"), "{e}");
+        // The count starts again with each message.
+        assert!(decode::<Value>(at(MAX_VALUES - 2).as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn a_message_nests_a_bounded_depth() {
+        let nested = |d: usize| format!("{{\"a\":{}1{}}}", "[".repeat(d), "]".repeat(d));
+        assert!(decode::<Value>(nested(MAX_DEPTH - 2).as_bytes()).is_ok());
+        let e = decode::<Value>(nested(MAX_DEPTH + 1).as_bytes()).unwrap_err();
+        assert!(e.contains("recursion limit"), "{e}");
+    }
 
     #[derive(Deserialize, Debug, Default)]
     #[serde(default, rename_all = "camelCase")]

@@ -23,6 +23,7 @@ pub mod error;
 #[cfg(feature = "capi")]
 pub mod ffi;
 pub mod grant;
+pub mod hardened;
 pub mod json;
 pub mod loopback;
 pub mod metrics;

@@ -29,6 +29,8 @@ pub(crate) struct Flags {
     pub(crate) dirty: AtomicBool,
     pub(crate) closed: AtomicUsize,
     pub(crate) cleanups: AtomicUsize,
+    /// Milliseconds each open takes (a real sandbox takes seconds).
+    pub(crate) open_ms: std::sync::atomic::AtomicU64,
 }
 
 pub(crate) struct Memo {
@@ -143,6 +145,8 @@ impl Provider for Memo {
         Ok(JavaScriptResult::default())
     }
     async fn open_session(&self, _spec: &SandboxSpec) -> Result<Box<dyn SessionSandbox>> {
+        let ms = self.flags.open_ms.load(Ordering::SeqCst);
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
         Ok(Box::new(MemoSandbox {
             flags: self.flags.clone(),
             gate: self.gate.clone(),

@@ -45,7 +45,7 @@ fn call(method: &str, target: &str, body: &[u8]) -> GuestCall {
 #[tokio::test]
 async fn allowed_calls_carry_the_credential_and_refusals_never_leave() {
     let (base, seen) = api().await;
-    let g = grants(&base, 5);
+    let g = grants(&base, 11);
     assert!(
         g.check("items", "bob", false).is_err(),
         "bob is not an allowed caller"
@@ -95,10 +95,12 @@ async fn allowed_calls_carry_the_credential_and_refusals_never_leave() {
     // An API that echoes the credential: the guest never sees it.
     let a = b.call(call("GET", "/v1/echo-auth", b"")).await;
     assert!(!String::from_utf8_lossy(&a.body).contains(STATIC_TOKEN));
-    // Budget 5: three sent above, two more, then the budget is spent.
+    // Budget 11: three sent and six refused above (a refusal is spent too),
+    // two more, then the budget is spent, for allowed and refused calls alike.
     assert_eq!(b.call(call("GET", "/v1/items/1", b"")).await.status, 200);
     assert_eq!(b.call(call("GET", "/v1/items/2", b"")).await.status, 200);
     assert_eq!(b.call(call("GET", "/v1/items/3", b"")).await.status, 429);
+    assert_eq!(b.call(call("DELETE", "/v1/items/3", b"")).await.status, 429);
 
     let log = seen.lock().unwrap().clone();
     let targets: Vec<String> = log
@@ -121,9 +123,9 @@ async fn allowed_calls_carry_the_credential_and_refusals_never_leave() {
     );
     assert_eq!(log[1].body, br#"{"name":"n"}"#);
     let s = b.summary();
-    assert_eq!((s.sent, s.denied, s.failed), (5, 7, 0));
+    assert_eq!((s.sent, s.denied, s.failed), (5, 8, 0));
     let counted: u64 = g.metrics().snapshot().iter().map(|(_, n)| n).sum();
-    assert_eq!(counted, 12, "every call is counted, as metadata only");
+    assert_eq!(counted, 13, "every call is counted, as metadata only");
 }
 
 #[tokio::test]

@@ -29,7 +29,7 @@ const JWT_SECRET: &str = "jwt-signing-secret-0123456789-abcdefghij";
 fn grants(base: &str) -> Grants {
     let text = format!(
         r#"{{"profiles":{{
-          "items":{{"base_url":"{base}","allow":["GET /v1/items/*","POST /v1/items"],"allowed_callers":["alice"],"max_calls":2,"token":{{"type":"static","env":"ITEMS_TOKEN"}}}},
+          "items":{{"base_url":"{base}","allow":["GET /v1/items/*","POST /v1/items"],"allowed_callers":["alice"],"max_calls":8,"token":{{"type":"static","env":"ITEMS_TOKEN"}}}},
           "jwt":{{"base_url":"{base}","allow":["GET /v1/items/*"],"allowed_callers":["alice"],"scopes":["items:read"],"token":{{"type":"jwt","secret_env":"ITEMS_JWT","audience":"items-api"}}}}}}}}"#
     );
     let get = |k: &str| match k {

@@ -39,7 +39,7 @@ fn hello(addr: &str) -> f64 {
     let body = r#"{"protocol":4,"javascript":{"code":"console.log(6*7)"}}"#;
     let t = Instant::now();
     let mut s = TcpStream::connect(addr).unwrap();
-    write!(s, "POST /plimsoll.v1.SandboxService/Run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    write!(s, "POST /plimsoll.v1.SandboxService/Run HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     assert!(
@@ -67,7 +67,7 @@ impl KeepAlive {
     fn hello(&mut self) -> f64 {
         let body = r#"{"protocol":4,"javascript":{"code":"console.log(6*7)"}}"#;
         let t = Instant::now();
-        write!(self.conn.get_mut(), "POST /plimsoll.v1.SandboxService/Run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        write!(self.conn.get_mut(), "POST /plimsoll.v1.SandboxService/Run HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
         let mut status = String::new();
         self.conn.read_line(&mut status).unwrap();
         assert!(status.starts_with("HTTP/1.1 200"), "{status}");

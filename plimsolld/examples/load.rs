@@ -48,7 +48,7 @@ const MIN_ANSWERED_PERCENT: u64 = 5;
 async fn send(addr: &str, body: &str, hang_up: bool) -> Option<(u16, String)> {
     let mut s = TcpStream::connect(addr).await.ok()?;
     let req = format!(
-        "POST /plimsoll.v1.SandboxService/Run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        "POST /plimsoll.v1.SandboxService/Run HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
     s.write_all(req.as_bytes()).await.ok()?;
@@ -81,7 +81,7 @@ fn metric(text: &str, line: &str) -> u64 {
 
 async fn metrics(addr: &str) -> String {
     let mut s = TcpStream::connect(addr).await.unwrap();
-    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
         .await
         .unwrap();
     let mut out = String::new();

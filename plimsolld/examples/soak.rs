@@ -156,7 +156,7 @@ async fn one(client: &Runner, addr: &str, i: u64, docker: bool) -> Result<(), St
                 .await
                 .map_err(|e| e.to_string())?;
             let req = format!(
-                "POST /plimsoll.v1.SandboxService/Run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                "POST /plimsoll.v1.SandboxService/Run HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
                 body.len()
             );
             s.write_all(req.as_bytes())

@@ -157,6 +157,16 @@ impl Verifier {
         matches!(self, Verifier::Open)
     }
 
+    /// How callers authenticate, for hardened mode's rules.
+    pub fn auth(&self) -> plimsoll_core::hardened::Auth {
+        use plimsoll_core::hardened::Auth;
+        match self {
+            Verifier::Clients(_) => Auth::ClientsFile,
+            Verifier::Token(_) => Auth::SharedToken,
+            Verifier::Open => Auth::Open,
+        }
+    }
+
     /// A short description for the startup log.
     pub fn describe(&self) -> String {
         match self {

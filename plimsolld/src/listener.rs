@@ -1,23 +1,30 @@
-//! The accept loop, kept clear of the file-descriptor limit.
+//! The accept loop, kept clear of the file-descriptor limit and of idle
+//! connections.
 //!
 //! Every accepted connection costs a descriptor, and so does what a run needs
-//! around it (docker's socket, the run's pidfds, a broker socket). So the
-//! listener keeps at most [`Guarded::cap`] connections open — the process's
-//! `RLIMIT_NOFILE` soft limit less a reserve for runs — and answers a
-//! connection past that at once with a typed capacity refusal (HTTP 503,
-//! Connect `resource_exhausted`, `Plimsoll-Not-Dispatched: capacity`) instead
-//! of letting `accept` fail. If `accept` fails anyway (`EMFILE`, `ENFILE`: the
+//! around it (docker's socket, the run's pidfds, a broker socket). So each
+//! listener keeps at most its own cap of connections open ([`Guarded::cap`]):
+//! the RPC and guard listeners share the process's `RLIMIT_NOFILE` soft limit
+//! less a reserve for runs ([`caps_for`]), and the metrics listener has
+//! [`METRICS_CAP`]. At its cap, a listener makes room by closing the
+//! connection that has waited longest without a request in flight (idle, or
+//! still sending its headers), so connections held open for nothing cannot
+//! lock a real caller out. Only when every connection has a request in flight
+//! is a new one answered with a typed capacity refusal (HTTP 503, Connect
+//! `resource_exhausted`, `Plimsoll-Not-Dispatched: capacity`) instead of
+//! letting `accept` fail. If `accept` fails anyway (`EMFILE`, `ENFILE`: the
 //! descriptors went elsewhere), the loop backs off [`BACKOFF`] before trying
-//! again, never spinning, and warns at most once per [`WARN_EVERY`]. What
-//! this does not cover: idle connections are not timed out here, and a
-//! flood of refused connections beyond [`MAX_REFUSING`] within one
+//! again, never spinning, and warns at most once per [`WARN_EVERY`]. A flood
+//! of refused connections beyond [`MAX_REFUSING`] within one
 //! [`REFUSAL_BUDGET`] is dropped without an answer (the client sees a reset).
+//! The timeouts themselves are [`crate::serve`]'s.
 
+use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -25,6 +32,7 @@ use plimsoll_core::error::Refusal;
 use plimsoll_core::wire::connect::{ConnectCode, ConnectError};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
 
 /// The pause after an `accept` that failed for want of descriptors.
 pub const BACKOFF: Duration = Duration::from_millis(100);
@@ -34,21 +42,96 @@ pub const WARN_EVERY: Duration = Duration::from_secs(10);
 pub const REFUSAL_BUDGET: Duration = Duration::from_millis(500);
 /// Refusals being written at once; more connections past the cap are closed.
 pub const MAX_REFUSING: usize = 64;
+/// The metrics listener's connection cap.
+pub const METRICS_CAP: usize = 64;
 
-/// A listener that counts its open connections and refuses past a cap.
+/// One open connection, as the accept loop and the serve loop see it.
+#[derive(Debug)]
+pub struct Conn {
+    busy: AtomicUsize,
+    served: std::sync::atomic::AtomicBool,
+    idle_since: Mutex<Instant>,
+    close: CancellationToken,
+}
+
+impl Conn {
+    fn new() -> Conn {
+        Conn {
+            busy: AtomicUsize::new(0),
+            served: std::sync::atomic::AtomicBool::new(false),
+            idle_since: Mutex::new(Instant::now()),
+            close: CancellationToken::new(),
+        }
+    }
+
+    /// Marks a request in flight until the returned guard is dropped.
+    pub fn begin(self: &Arc<Self>) -> Busy {
+        self.served.store(true, Ordering::SeqCst);
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        Busy(self.clone())
+    }
+
+    /// How long the connection has been without a request in flight
+    /// (`None` while one is).
+    pub fn idle_for(&self) -> Option<Duration> {
+        if self.busy.load(Ordering::SeqCst) > 0 {
+            return None;
+        }
+        Some(
+            self.idle_since
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .elapsed(),
+        )
+    }
+
+    /// Whether a request has ever started on it.
+    pub fn served(&self) -> bool {
+        self.served.load(Ordering::SeqCst)
+    }
+
+    /// Resolves when the accept loop closed this connection to make room.
+    pub async fn evicted(&self) {
+        self.close.cancelled().await;
+    }
+}
+
+/// A request in flight on a [`Conn`].
+#[derive(Debug)]
+pub struct Busy(Arc<Conn>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let mut since = self.0.idle_since.lock().unwrap_or_else(|e| e.into_inner());
+        if self.0.busy.fetch_sub(1, Ordering::SeqCst) == 1 {
+            *since = Instant::now();
+        }
+    }
+}
+
+type Registry = Arc<Mutex<HashMap<u64, Arc<Conn>>>>;
+
+/// A listener that counts its open connections and makes room, or refuses,
+/// past its cap.
 pub struct Guarded {
     inner: TcpListener,
     open: Arc<AtomicUsize>,
+    conns: Registry,
+    next: u64,
     refusing: Arc<AtomicUsize>,
     cap: usize,
     warned: Option<Instant>,
 }
 
-/// The connection cap for a descriptor limit `nofile`: the limit less a
-/// reserve of a quarter of it, at least 32 and at most 256, for runs.
-pub fn cap_for(nofile: u64) -> usize {
+/// The connection caps of the RPC and the guard listener for a descriptor
+/// limit `nofile`: the limit less a reserve of a quarter of it (at least 32,
+/// at most 256) for runs, three quarters of that for RPC and the rest for the
+/// guard, so a flood on one never takes the other's connections.
+pub fn caps_for(nofile: u64) -> (usize, usize) {
     let reserve = (nofile / 4).clamp(32, 256);
-    nofile.saturating_sub(reserve).max(1) as usize
+    let total = nofile.saturating_sub(reserve).max(2) as usize;
+    let guard = (total / 4).max(1);
+    (total - guard, guard)
 }
 
 /// The soft `RLIMIT_NOFILE` of this process, from `/proc/self/limits`
@@ -64,26 +147,15 @@ pub fn nofile_limit() -> Option<u64> {
 }
 
 impl Guarded {
-    /// Wraps `inner`, capping connections for this process's descriptor limit.
-    pub fn new(inner: TcpListener) -> Guarded {
-        let cap = nofile_limit().map_or(usize::MAX, cap_for);
+    /// Wraps `inner`, keeping at most `cap` connections open.
+    pub fn new(inner: TcpListener, cap: usize) -> Guarded {
         Guarded {
             inner,
             open: Arc::default(),
+            conns: Arc::default(),
+            next: 0,
             refusing: Arc::default(),
-            cap,
-            warned: None,
-        }
-    }
-
-    /// Another listener under the same cap: its connections and this one's
-    /// count together (the guard listener beside the RPC one).
-    pub fn sibling(&self, inner: TcpListener) -> Guarded {
-        Guarded {
-            inner,
-            open: self.open.clone(),
-            refusing: self.refusing.clone(),
-            cap: self.cap,
+            cap: cap.max(1),
             warned: None,
         }
     }
@@ -91,6 +163,24 @@ impl Guarded {
     /// The most connections kept open at once.
     pub fn cap(&self) -> usize {
         self.cap
+    }
+
+    /// Closes the connection longest without a request in flight; false
+    /// when every connection has one.
+    fn evict_idlest(&self) -> bool {
+        let conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
+        let idlest = conns
+            .values()
+            .filter(|c| !c.close.is_cancelled())
+            .filter_map(|c| c.idle_for().map(|d| (d, c)))
+            .max_by_key(|(d, _)| *d);
+        match idlest {
+            Some((_, c)) => {
+                c.close.cancel();
+                true
+            }
+            None => false,
+        }
     }
 
     /// Answers `s` with the capacity refusal, off the accept loop.
@@ -104,6 +194,47 @@ impl Guarded {
             let _ = tokio::time::timeout(REFUSAL_BUDGET, refuse(s)).await;
             refusing.fetch_sub(1, Ordering::SeqCst);
         });
+    }
+
+    /// The next connection to serve.
+    pub async fn accept(&mut self) -> (Counted, SocketAddr) {
+        loop {
+            match self.inner.accept().await {
+                Ok((s, addr)) => {
+                    if self.open.load(Ordering::SeqCst) >= self.cap && !self.evict_idlest() {
+                        self.refuse(s);
+                        continue;
+                    }
+                    self.open.fetch_add(1, Ordering::SeqCst);
+                    self.next += 1;
+                    let conn = Arc::new(Conn::new());
+                    self.conns
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(self.next, conn.clone());
+                    let counted = Counted {
+                        s,
+                        id: self.next,
+                        conn,
+                        open: self.open.clone(),
+                        conns: self.conns.clone(),
+                    };
+                    return (counted, addr);
+                }
+                Err(e) if is_connection_error(&e) => {}
+                Err(e) => {
+                    if self.warned.is_none_or(|t| t.elapsed() >= WARN_EVERY) {
+                        self.warned = Some(Instant::now());
+                        tracing::warn!(
+                            error = %e,
+                            open = self.open.load(Ordering::SeqCst),
+                            "accept failed; backing off"
+                        );
+                    }
+                    tokio::time::sleep(BACKOFF).await;
+                }
+            }
+        }
     }
 }
 
@@ -146,51 +277,28 @@ fn is_connection_error(e: &io::Error) -> bool {
     )
 }
 
-impl axum::serve::Listener for Guarded {
-    type Io = Counted;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Counted, SocketAddr) {
-        loop {
-            match self.inner.accept().await {
-                Ok((s, addr)) => {
-                    if self.open.load(Ordering::SeqCst) >= self.cap {
-                        self.refuse(s);
-                        continue;
-                    }
-                    self.open.fetch_add(1, Ordering::SeqCst);
-                    let open = self.open.clone();
-                    return (Counted { s, open }, addr);
-                }
-                Err(e) if is_connection_error(&e) => {}
-                Err(e) => {
-                    if self.warned.is_none_or(|t| t.elapsed() >= WARN_EVERY) {
-                        self.warned = Some(Instant::now());
-                        tracing::warn!(
-                            error = %e,
-                            open = self.open.load(Ordering::SeqCst),
-                            "accept failed; backing off"
-                        );
-                    }
-                    tokio::time::sleep(BACKOFF).await;
-                }
-            }
-        }
-    }
-
-    fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.inner.local_addr()
-    }
-}
-
 /// An accepted connection, counted until it is dropped.
 pub struct Counted {
     s: TcpStream,
+    id: u64,
+    conn: Arc<Conn>,
     open: Arc<AtomicUsize>,
+    conns: Registry,
+}
+
+impl Counted {
+    /// Its state, shared with the accept loop.
+    pub fn conn(&self) -> Arc<Conn> {
+        self.conn.clone()
+    }
 }
 
 impl Drop for Counted {
     fn drop(&mut self) {
+        self.conns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.id);
         self.open.fetch_sub(1, Ordering::SeqCst);
     }
 }
@@ -240,37 +348,63 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_cap_leaves_a_reserve() {
-        assert_eq!(cap_for(256), 192);
-        assert_eq!(cap_for(64), 32);
-        assert_eq!(cap_for(1024), 768);
-        assert_eq!(cap_for(1 << 20), (1 << 20) - 256);
-        assert_eq!(cap_for(10), 1);
+    fn the_caps_leave_a_reserve_and_split_rpc_from_the_guard() {
+        assert_eq!(caps_for(256), (144, 48));
+        assert_eq!(caps_for(64), (24, 8));
+        assert_eq!(caps_for(1024), (576, 192));
+        let (rpc, guard) = caps_for(1 << 20);
+        assert_eq!(rpc + guard, (1 << 20) - 256);
+        assert_eq!(caps_for(10), (1, 1));
+    }
+
+    async fn answer_of(mut s: TcpStream) -> Vec<u8> {
+        s.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
+        let mut answer = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut answer)).await;
+        answer
     }
 
     #[tokio::test]
-    async fn a_sibling_shares_the_cap() {
-        use axum::serve::Listener;
-        let mut rpc = Guarded::new(TcpListener::bind("127.0.0.1:0").await.unwrap());
-        rpc.cap = 1;
-        let mut guard = rpc.sibling(TcpListener::bind("127.0.0.1:0").await.unwrap());
-        let _first = TcpStream::connect(rpc.local_addr().unwrap()).await.unwrap();
-        let (held, _) = rpc.accept().await;
-        assert_eq!(guard.open.load(Ordering::SeqCst), 1);
-        // The guard listener is at the shared cap: its connection is refused.
-        let mut second = TcpStream::connect(guard.local_addr().unwrap())
-            .await
-            .unwrap();
-        let accepting = tokio::spawn(async move { guard.accept().await.1 });
-        second.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
-        let mut answer = Vec::new();
-        let _ = tokio::time::timeout(Duration::from_secs(5), second.read_to_end(&mut answer)).await;
+    async fn at_the_cap_the_idlest_connection_makes_room() {
+        let mut l = Guarded::new(TcpListener::bind("127.0.0.1:0").await.unwrap(), 2);
+        let addr = l.inner.local_addr().unwrap();
+        let _c1 = TcpStream::connect(addr).await.unwrap();
+        let (first, _) = l.accept().await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let _c2 = TcpStream::connect(addr).await.unwrap();
+        let (second, _) = l.accept().await;
+        let busy = second.conn().begin();
+        let _c3 = TcpStream::connect(addr).await.unwrap();
+        let (third, _) = l.accept().await;
+        // The first had no request in flight: it was told to close.
+        assert!(first.conn().close.is_cancelled());
+        assert!(!second.conn().close.is_cancelled());
+        drop(first);
+        // Now the third is idle and the second busy: the third goes next.
+        let _c4 = TcpStream::connect(addr).await.unwrap();
+        let (_fourth, _) = l.accept().await;
+        assert!(third.conn().close.is_cancelled());
+        assert!(!second.conn().close.is_cancelled());
+        drop(busy);
+        assert!(second.conn().idle_for().is_some());
+    }
+
+    #[tokio::test]
+    async fn when_every_connection_is_busy_a_new_one_is_refused() {
+        let mut l = Guarded::new(TcpListener::bind("127.0.0.1:0").await.unwrap(), 1);
+        let addr = l.inner.local_addr().unwrap();
+        let _c1 = TcpStream::connect(addr).await.unwrap();
+        let (held, _) = l.accept().await;
+        let _busy = held.conn().begin();
+        let second = TcpStream::connect(addr).await.unwrap();
+        let accepting = tokio::spawn(async move { l.accept().await.1 });
+        let answer = answer_of(second).await;
         assert!(
             answer.starts_with(b"HTTP/1.1 503 "),
             "{:?}",
             String::from_utf8_lossy(&answer)
         );
-        drop(held);
+        assert!(!held.conn().close.is_cancelled());
         accepting.abort();
     }
 

@@ -5,16 +5,21 @@
 //! `SANDBOX_MIN_ISOLATION` → refuse a real provider without auth → bind →
 //! log Describe and readiness → serve until SIGTERM/SIGINT, letting in-flight
 //! runs finish. With an egress guard (e2b with `E2B_GUARD_URL`), a second
-//! listener on `PLIMSOLL_GUARD_ADDR` serves only the guard, under the same
-//! connection cap, and drains after the RPC listener.
+//! listener on `PLIMSOLL_GUARD_ADDR` serves only the guard, under its own
+//! connection cap, and drains after the RPC listener. Every listener serves
+//! TLS when `PLIMSOLL_TLS_CERT`/`PLIMSOLL_TLS_KEY` are set, and runs
+//! [`serve`]'s connection loop with its timeouts.
 
 mod auth;
+mod bodies;
 mod guard;
 mod listener;
 mod metrics;
 mod rpc;
+mod serve;
 mod server;
 mod settings;
+mod tls;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -53,7 +58,8 @@ fn main() -> ExitCode {
         }
     }
     let get = |name: &str| std::env::var(name).ok();
-    let settings = match Settings::from_env(&Env::new(&get)) {
+    let env = Env::new(&get);
+    let settings = match Settings::from_env(&env) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("plimsolld: {e}");
@@ -61,6 +67,16 @@ fn main() -> ExitCode {
         }
     };
     init_logging(&settings);
+    if settings.hardened {
+        let broken = settings.hardened_violations(&env);
+        if !broken.is_empty() {
+            eprintln!("plimsolld: hardened mode: {} rules broken", broken.len());
+            for v in &broken {
+                eprintln!("plimsolld: hardened mode: {v}");
+            }
+            return ExitCode::FAILURE;
+        }
+    }
     let Some(runtime) = runtime() else {
         return ExitCode::FAILURE;
     };
@@ -108,7 +124,13 @@ fn runtime() -> Option<tokio::runtime::Runtime> {
 /// serve, 1 otherwise (or when the configuration itself is refused).
 fn check(json: bool) -> ExitCode {
     let get = |name: &str| std::env::var(name).ok();
-    let config = match plimsoll_core::config::Config::from_env(&Env::new(&get)) {
+    let env = Env::new(&get);
+    // Hardened mode's rules that need no sandbox, when it is on.
+    let broken = match Settings::from_env(&env) {
+        Ok(s) if s.hardened => s.hardened_violations(&env),
+        _ => Vec::new(),
+    };
+    let config = match plimsoll_core::config::Config::from_env(&env) {
         Ok(c) => c,
         Err(e) => {
             if json {
@@ -125,13 +147,29 @@ fn check(json: bool) -> ExitCode {
     let Some(runtime) = runtime() else {
         return ExitCode::FAILURE;
     };
-    let report = runtime.block_on(plimsoll_core::doctor::check(&config));
+    let mut report = runtime.block_on(plimsoll_core::doctor::check(&config));
+    report.checks.extend(broken.iter().map(|v| {
+        plimsoll_core::readiness::Check::new(
+            "hardened",
+            v.variable,
+            plimsoll_core::readiness::Level::Fail,
+            v.rule.clone(),
+        )
+    }));
     if json {
-        println!("{}", report.to_json());
+        let mut out = report.to_json();
+        out["ready"] = (report.ready() && broken.is_empty()).into();
+        println!("{out}");
     } else {
         print!("{}", report.to_text());
+        if !broken.is_empty() {
+            println!(
+                "hardened mode: {} rules broken (see the fail hardened lines)",
+                broken.len()
+            );
+        }
     }
-    if report.ready() {
+    if report.ready() && broken.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -155,6 +193,14 @@ async fn serve(settings: Settings) -> Result<(), String> {
     let engine = Engine::start(&settings.core)
         .await
         .map_err(|e| e.to_string())?;
+    if settings.hardened {
+        // The isolation rule, now that the tier is proven.
+        if let Some(v) = plimsoll_core::hardened::proven(engine.isolation()) {
+            engine.shutdown().await;
+            return Err(format!("hardened mode: {v}"));
+        }
+        tracing::info!("hardened mode: every rule holds");
+    }
     if engine.isolation() > Isolation::None && settings.verifier.is_open() && !settings.insecure {
         return Err(format!(
             "PLIMSOLL_TOKEN: the {} provider runs code, and no authentication is configured \
@@ -162,6 +208,11 @@ async fn serve(settings: Settings) -> Result<(), String> {
             engine.provider_name()
         ));
     }
+    // A bad key pair refuses startup before anything is reconciled or bound.
+    let tls = match &settings.tls {
+        Some(files) => Some(files.acceptor()?),
+        None => None,
+    };
     // Reconcile what a previous instance left (it may have been killed)
     // before listening, so /readyz never answers 200 over leftovers.
     let reconciled = std::time::Instant::now();
@@ -216,6 +267,10 @@ async fn serve(settings: Settings) -> Result<(), String> {
             .join(" "),
         "serving"
     );
+    // The guard and metrics listeners close after the RPC one and the provider:
+    // runs in flight may still call their brokers.
+    let drained = tokio_util::sync::CancellationToken::new();
+    let mut closing = Vec::new();
     if let Some(maddr) = settings.metrics_addr {
         let ml = tokio::net::TcpListener::bind(maddr)
             .await
@@ -226,13 +281,17 @@ async fn serve(settings: Settings) -> Result<(), String> {
         if !bound.ip().is_loopback() {
             tracing::warn!(addr = %bound, "the metrics listener is not on loopback and has no authentication");
         }
-        tracing::info!(addr = %bound, "metrics listening");
+        warn_clear_text("PLIMSOLL_METRICS_ADDR", bound, tls.is_some());
+        let ml = listener::Guarded::new(ml, listener::METRICS_CAP);
+        tracing::info!(addr = %bound, max_connections = ml.cap(), tls = tls.is_some(), "metrics listening");
         let router = metrics::router(Arc::new(engine.clone()));
-        tokio::spawn(async move {
-            if let Err(e) = axum::serve(ml, router).await {
-                tracing::error!(error = %e, "the metrics listener failed");
-            }
-        });
+        closing.push(tokio::spawn(serve::serve(
+            ml,
+            tls.clone(),
+            router,
+            serve::METRICS,
+            drained.clone(),
+        )));
     }
     // Reconcile leaked sandboxes every minute after the startup one.
     let reaper = engine.clone();
@@ -244,43 +303,69 @@ async fn serve(settings: Settings) -> Result<(), String> {
             reconcile_once(&reaper).await;
         }
     });
-    let listener = listener::Guarded::new(listener);
-    tracing::info!(addr = %addr, max_connections = listener.cap(), "listening");
-    // The guard listener drains after the RPC one and the provider: runs in
-    // flight may still call their brokers.
-    let drained = tokio_util::sync::CancellationToken::new();
-    let guard_served = match guard {
-        None => None,
-        Some((l, g)) => {
-            let gaddr = l
-                .local_addr()
-                .map_err(|e| format!("PLIMSOLL_GUARD_ADDR: {e}"))?;
-            tracing::info!(addr = %gaddr, path = g.path(), "egress guard listening");
-            let served = axum::serve(listener.sibling(l), guard::router(g))
-                .with_graceful_shutdown(drained.clone().cancelled_owned());
-            Some(tokio::spawn(served.into_future()))
-        }
-    };
+    let (rpc_cap, guard_cap) =
+        listener::nofile_limit().map_or((usize::MAX / 2, usize::MAX / 2), listener::caps_for);
+    let listener = listener::Guarded::new(listener, rpc_cap);
+    warn_clear_text("PLIMSOLL_ADDR", addr, tls.is_some());
+    tracing::info!(addr = %addr, max_connections = listener.cap(), tls = tls.is_some(), "listening");
+    if let Some((l, g)) = guard {
+        let gaddr = l
+            .local_addr()
+            .map_err(|e| format!("PLIMSOLL_GUARD_ADDR: {e}"))?;
+        warn_clear_text("PLIMSOLL_GUARD_ADDR", gaddr, tls.is_some());
+        let l = listener::Guarded::new(l, guard_cap);
+        tracing::info!(addr = %gaddr, path = g.path(), max_connections = l.cap(), tls = tls.is_some(), "egress guard listening");
+        closing.push(tokio::spawn(serve::serve(
+            l,
+            tls.clone(),
+            guard::router(g),
+            serve::RPC,
+            drained.clone(),
+        )));
+    }
+    let bodies = bodies::Bodies::new(settings.core.admission.max_concurrent as usize);
+    tracing::info!(
+        body_slots = bodies.slots(),
+        body_memory_mib = bodies::MEMORY_BUDGET >> 20,
+        "request bodies read at once"
+    );
     let app = Arc::new(App {
         engine: engine.clone(),
+        bodies,
+        open_hosts_checked: settings.verifier.is_open(),
         verifier: settings.verifier,
+        not_ready_logged: std::sync::Mutex::new(None),
     });
-    let served = axum::serve(listener, server::router(app))
-        .with_graceful_shutdown(shutdown_signal())
-        .await;
-    // The runs are drained, then the provider; only then the guard closes.
+    let stop = tokio_util::sync::CancellationToken::new();
+    let stopping = stop.clone();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        stopping.cancel();
+    });
+    serve::serve(listener, tls, server::router(app), serve::RPC, stop).await;
+    // The runs are drained, then the provider; only then the guard and
+    // metrics listeners close.
     engine.shutdown().await;
     drained.cancel();
-    if let Some(g) = guard_served {
-        match g.await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::error!(error = %e, "the guard listener failed"),
-            Err(e) => tracing::error!(error = %e, "the guard listener panicked"),
+    for listener in closing {
+        if let Err(e) = listener.await {
+            tracing::error!(error = %e, "a listener panicked");
         }
     }
-    served.map_err(|e| format!("the listener failed: {e}"))?;
     tracing::info!("drained; sessions ended; exiting");
     Ok(())
+}
+
+/// Warns that a listener off loopback serves clear text: bearer tokens,
+/// code and answers cross the network readable.
+fn warn_clear_text(variable: &str, addr: std::net::SocketAddr, tls: bool) {
+    if !tls && !addr.ip().is_loopback() {
+        tracing::warn!(
+            variable,
+            addr = %addr,
+            "listening off loopback without TLS: tokens, code and answers cross the network in clear text (set PLIMSOLL_TLS_CERT and PLIMSOLL_TLS_KEY)"
+        );
+    }
 }
 
 /// One bounded reconcile pass, logged.

@@ -15,9 +15,11 @@ use plimsoll_core::wire::{
     CloseSessionRequest, DescribeRequest, OpenSessionRequest, RunRequest, RunResponse,
     SessionRunResponse,
 };
+use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::{Principal, Verifier};
+use crate::bodies::{Bodies, Slot};
 use plimsoll_core::grant::CallSummary;
 
 const SERVICE: &str = "/plimsoll.v1.SandboxService/";
@@ -28,6 +30,14 @@ pub struct App {
     pub engine: Engine,
     /// Authentication.
     pub verifier: Verifier,
+    /// The slots for request bodies in flight.
+    pub bodies: std::sync::Arc<Bodies>,
+    /// Whether the RPC listener takes only `Host`s that are IP addresses or
+    /// `localhost`: set when no authentication is configured, so a web page
+    /// that rebinds a name it serves to this daemon's address cannot call it.
+    pub open_hosts_checked: bool,
+    /// When `/readyz` last logged why the daemon is not ready.
+    pub not_ready_logged: std::sync::Mutex<Option<Instant>>,
 }
 
 /// The five procedures.
@@ -47,10 +57,10 @@ pub enum Procedure {
 
 impl Procedure {
     /// The procedure a path names: `None` off the service, `Some(None)` for
-    /// an unknown name in it.
+    /// an unknown name in it. The service is mounted at the root: a path that
+    /// only contains it (`/x/plimsoll.v1.SandboxService/Run`) names nothing.
     pub fn from_path(path: &str) -> Option<Option<Procedure>> {
-        let at = path.rfind(SERVICE)?;
-        let name = &path[at + SERVICE.len()..];
+        let name = path.strip_prefix(SERVICE)?;
         Some(match name {
             "Describe" => Some(Procedure::Describe),
             "Run" => Some(Procedure::Run),
@@ -78,20 +88,38 @@ fn bad_body(message: String) -> ConnectError {
     connect(&Error::invalid(message))
 }
 
-/// Runs one procedure on a decoded-at-the-edge body.
+/// A request body read at the edge, with the slot it holds until it is parsed.
+pub struct Body {
+    /// The bytes.
+    pub bytes: axum::body::Bytes,
+    /// The slot ([`crate::bodies`]).
+    pub slot: Slot,
+}
+
+impl Body {
+    /// Parses the body, giving back its bytes and its slot whatever the outcome.
+    fn decode<T: DeserializeOwned>(self) -> Result<T, ConnectError> {
+        let Body { bytes, slot } = self;
+        let parsed = decode(&bytes).map_err(bad_body);
+        drop((bytes, slot));
+        parsed
+    }
+}
+
+/// Runs one procedure on a body read at the edge.
 pub async fn dispatch(
     app: &App,
     procedure: Procedure,
     principal: &Principal,
-    body: &[u8],
+    body: Body,
 ) -> Result<Vec<u8>, ConnectError> {
     match procedure {
         Procedure::Describe => {
-            decode::<DescribeRequest>(body).map_err(bad_body)?;
+            body.decode::<DescribeRequest>()?;
             Ok(encode(&app.engine.describe()))
         }
         Procedure::Run => {
-            let wire: RunRequest = decode(body).map_err(bad_body)?;
+            let wire: RunRequest = body.decode()?;
             check_protocol(wire.protocol).map_err(|e| connect(&e))?;
             let request = wire.into_request().map_err(|e| connect(&e))?;
             run(app, principal, request)
@@ -100,7 +128,7 @@ pub async fn dispatch(
                 .map_err(|e| connect(&e))
         }
         Procedure::OpenSession => {
-            let wire: OpenSessionRequest = decode(body).map_err(bad_body)?;
+            let wire: OpenSessionRequest = body.decode()?;
             let open = app
                 .engine
                 .open_session(&caller(principal), &wire)
@@ -110,7 +138,7 @@ pub async fn dispatch(
             Ok(encode(&open))
         }
         Procedure::SessionRun => {
-            let wire: RunRequest = decode(body).map_err(bad_body)?;
+            let wire: RunRequest = body.decode()?;
             check_protocol(wire.protocol).map_err(|e| connect(&e))?;
             let session_id = wire.session_id.clone();
             let request = wire.into_request().map_err(|e| connect(&e))?;
@@ -120,7 +148,7 @@ pub async fn dispatch(
                 .map_err(|e| connect(&e))
         }
         Procedure::CloseSession => {
-            let wire: CloseSessionRequest = decode(body).map_err(bad_body)?;
+            let wire: CloseSessionRequest = body.decode()?;
             let closed = app
                 .engine
                 .close_session(&caller(principal), wire.protocol, &wire.session_id)
@@ -266,6 +294,31 @@ impl Audit {
                     "{} {}", self.op, if refused.is_some() { "refused" } else { "failed" }
                 );
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Procedure;
+
+    #[test]
+    fn the_service_is_mounted_at_the_root_only() {
+        assert_eq!(
+            Procedure::from_path("/plimsoll.v1.SandboxService/Run"),
+            Some(Some(Procedure::Run))
+        );
+        assert_eq!(
+            Procedure::from_path("/plimsoll.v1.SandboxService/Nope"),
+            Some(None)
+        );
+        for off in [
+            "/x/plimsoll.v1.SandboxService/Run",
+            "//plimsoll.v1.SandboxService/Run",
+            "/metrics/plimsoll.v1.SandboxService/Describe",
+            "plimsoll.v1.SandboxService/Run",
+        ] {
+            assert_eq!(Procedure::from_path(off), None, "{off}");
         }
     }
 }

@@ -4,7 +4,10 @@ use std::net::SocketAddr;
 
 use plimsoll_core::config::{Config, ConfigError, Env, Var, variables};
 
+use plimsoll_core::hardened::{self, Violation};
+
 use crate::auth::Verifier;
+use crate::tls::TlsFiles;
 
 /// Every variable the daemon itself reads (the core's are in [`variables`]).
 pub const DAEMON_VARIABLES: &[Var] = &[
@@ -44,6 +47,21 @@ pub const DAEMON_VARIABLES: &[Var] = &[
         help: "one shared bearer token (at least 32 characters), principal `static`",
     },
     Var {
+        name: "PLIMSOLL_TLS_CERT",
+        default: "none",
+        help: "PEM certificate chain (leaf first): every listener (RPC, metrics, guard) serves TLS 1.2+ with ALPN h2 and http/1.1; set with PLIMSOLL_TLS_KEY, both or neither",
+    },
+    Var {
+        name: "PLIMSOLL_TLS_KEY",
+        default: "none",
+        help: "PEM private key of PLIMSOLL_TLS_CERT's leaf (PKCS#8, PKCS#1 or SEC1)",
+    },
+    Var {
+        name: "PLIMSOLL_HARDENED",
+        default: "0",
+        help: "1 enforces the production rules at startup (and in --check), all violations reported at once: a vm or verified kernel tier; a clients file, not a shared token, not insecure; TLS on every listener off loopback; pinned images, no unconfined seccomp, an explicit e2b template; an explicit per-run envelope; a rate limit with a burst of at most one minute; per-caller run and session caps",
+    },
+    Var {
         name: "PLIMSOLL_INSECURE",
         default: "0",
         help: "1 allows a real provider with no authentication (development only)",
@@ -69,6 +87,10 @@ pub struct Settings {
     pub verifier: Verifier,
     /// `PLIMSOLL_INSECURE=1`.
     pub insecure: bool,
+    /// `PLIMSOLL_TLS_CERT` and `PLIMSOLL_TLS_KEY`, when set.
+    pub tls: Option<TlsFiles>,
+    /// `PLIMSOLL_HARDENED=1`.
+    pub hardened: bool,
 }
 
 impl Settings {
@@ -110,6 +132,18 @@ impl Settings {
         let log_filter = env.get("PLIMSOLL_LOG").unwrap_or_else(|| "info".into());
         let verifier = Verifier::load(env)?;
         let insecure = env.bool("PLIMSOLL_INSECURE")?;
+        let hardened = env.bool("PLIMSOLL_HARDENED")?;
+        let tls = TlsFiles::from_pair(
+            env.get("PLIMSOLL_TLS_CERT").as_deref(),
+            env.get("PLIMSOLL_TLS_KEY").as_deref(),
+        )
+        .map_err(|e| match e.strip_prefix("PLIMSOLL_TLS_KEY: ") {
+            Some(why) => ConfigError::new("PLIMSOLL_TLS_KEY", why),
+            None => ConfigError::new(
+                "PLIMSOLL_TLS_CERT",
+                e.strip_prefix("PLIMSOLL_TLS_CERT: ").unwrap_or(&e),
+            ),
+        })?;
         Ok(Settings {
             core,
             addr,
@@ -119,7 +153,24 @@ impl Settings {
             log_filter,
             verifier,
             insecure,
+            tls,
+            hardened,
         })
+    }
+
+    /// Hardened mode's rules that need no sandbox, as these settings and
+    /// `env` meet them ([`plimsoll_core::hardened::early`]).
+    pub fn hardened_violations(&self, env: &Env<'_>) -> Vec<Violation> {
+        let tls = self.tls.is_some();
+        let mut listeners = vec![("PLIMSOLL_ADDR", self.addr, tls)];
+        listeners.extend(self.metrics_addr.map(|a| ("PLIMSOLL_METRICS_ADDR", a, tls)));
+        listeners.extend(self.guard_addr.map(|a| ("PLIMSOLL_GUARD_ADDR", a, tls)));
+        let daemon = hardened::Daemon {
+            auth: self.verifier.auth(),
+            insecure: self.insecure,
+            listeners,
+        };
+        plimsoll_core::config::hardened::early(&self.core, env, &daemon)
     }
 }
 

@@ -83,7 +83,7 @@ impl Daemon {
         let mut s = TcpStream::connect(&self.addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         let mut req = format!(
-            "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n",
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: {}\r\n",
             body.len()
         );
         for (k, v) in headers {
@@ -750,5 +750,182 @@ fn check_reports_the_host() {
         text.lines()
             .any(|l| l.starts_with("ok") && l.contains("wasm") && l.contains("startup proof")),
         "{text}"
+    );
+}
+
+/// A clients file with one caller, `alice`, in a fresh temporary directory.
+fn clients_file() -> (tempfile::TempDir, String) {
+    use sha2::Digest;
+    let dir = tempfile::tempdir().unwrap();
+    let token = "alice-token-0123456789abcdef0123456789";
+    let path = dir.path().join("clients.json");
+    std::fs::write(
+        &path,
+        serde_json::json!({"clients": [{
+            "id": "alice",
+            "token_sha256": hex::encode(sha2::Sha256::digest(token)),
+            "scopes": ["code:run"],
+        }]})
+        .to_string(),
+    )
+    .unwrap();
+    let path = path.display().to_string();
+    (dir, path)
+}
+
+/// The content-addressed ID of a local image.
+fn image_id(image: &str) -> String {
+    let out = Command::new("docker")
+        .args(["image", "inspect", "--format", "{{.Id}}", image])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "docker image inspect {image}");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// Hardened mode: every rule's violation refuses startup, all named at once
+/// (and by `--check`); the isolation rule after the proof; a configuration
+/// that keeps every rule serves.
+#[test]
+fn hardened_mode_names_every_broken_rule() {
+    let (_dir, clients) = clients_file();
+    let hardened = |extra: &[(&str, &str)]| {
+        let mut env = vec![("PLIMSOLL_HARDENED", "1")];
+        env.extend_from_slice(extra);
+        refuses(&env)
+    };
+    let named = |stderr: &str, vars: &[&str]| {
+        for var in vars {
+            assert!(
+                stderr.contains(&format!("plimsolld: hardened mode: {var}: ")),
+                "{var} not named: {stderr}"
+            );
+        }
+    };
+    // The daemon's own rules, all at once.
+    let (code, stderr) = hardened(&[
+        (
+            "PLIMSOLL_TOKEN",
+            "a-shared-token-0123456789abcdef0123456789",
+        ),
+        ("PLIMSOLL_INSECURE", "1"),
+        ("PLIMSOLL_ADDR", "0.0.0.0:0"),
+        ("SANDBOX_RATE_PER_MIN", "0"),
+        ("SANDBOX_PER_KEY_CONCURRENT", "8"),
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    named(
+        &stderr,
+        &[
+            "PLIMSOLL_TOKEN",
+            "PLIMSOLL_INSECURE",
+            "PLIMSOLL_ADDR",
+            "SANDBOX_RATE_PER_MIN",
+            "SANDBOX_PER_KEY_CONCURRENT",
+        ],
+    );
+    assert!(stderr.contains("5 rules broken"), "{stderr}");
+    let (_, stderr) = hardened(&[]);
+    named(&stderr, &["PLIMSOLL_CLIENTS_FILE"]);
+    let (_, stderr) = hardened(&[
+        ("PLIMSOLL_CLIENTS_FILE", &clients),
+        ("SANDBOX_RATE_PER_MIN", "10"),
+        ("SANDBOX_RATE_BURST", "11"),
+    ]);
+    named(&stderr, &["SANDBOX_RATE_BURST"]);
+    // The docker provider's: tags, unconfined seccomp, no envelope, and
+    // sessions without a per-caller cap.
+    let (_, stderr) = hardened(&[
+        ("PLIMSOLL_CLIENTS_FILE", &clients),
+        ("SANDBOX_PROVIDER", "docker"),
+        ("SANDBOX_DOCKER_RUNTIME", "runsc"),
+        ("SANDBOX_DOCKER_SECCOMP", "unconfined"),
+        ("SANDBOX_MAX_SESSIONS", "2"),
+    ]);
+    named(
+        &stderr,
+        &[
+            "SANDBOX_DOCKER_IMAGE",
+            "SANDBOX_DOCKER_PROJECT_IMAGE",
+            "SANDBOX_DOCKER_SECCOMP",
+            "SANDBOX_MEMORY_MB",
+            "SANDBOX_CPUS",
+            "SANDBOX_DISK_MB",
+            "SANDBOX_PIDS",
+            "SANDBOX_TOTAL_MEMORY_MB",
+            "SANDBOX_MAX_SESSIONS_PER_CALLER",
+        ],
+    );
+    // e2b's: the template named explicitly.
+    let (_, stderr) = hardened(&[
+        ("PLIMSOLL_CLIENTS_FILE", &clients),
+        ("SANDBOX_PROVIDER", "e2b"),
+        (
+            "E2B_API_KEY",
+            "e2b_0123456789abcdef0123456789abcdef01234567",
+        ),
+        ("E2B_API_URL", "http://127.0.0.1:1"),
+        ("E2B_SANDBOX_URL", "http://127.0.0.1:2"),
+    ]);
+    named(&stderr, &["E2B_TEMPLATE", "SANDBOX_MEMORY_MB"]);
+    // `--check` reports the same rules and fails.
+    let out = command(&[("PLIMSOLL_HARDENED", "1"), ("SANDBOX_RATE_PER_MIN", "0")])
+        .args(["--check", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ready"], false, "{v:#}");
+    let broken: Vec<&str> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["area"] == "hardened")
+        .map(|c| c["check"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        broken,
+        ["PLIMSOLL_CLIENTS_FILE", "SANDBOX_RATE_PER_MIN"],
+        "{v:#}"
+    );
+    // Every early rule kept, but the wasm provider proves only `process`.
+    let (code, stderr) = hardened(&[
+        ("PLIMSOLL_CLIENTS_FILE", &clients),
+        ("SANDBOX_PROVIDER", "wasm"),
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("hardened mode: SANDBOX_PROVIDER: ") && stderr.contains("proved process"),
+        "{stderr}"
+    );
+    // Every rule kept: docker on verified runsc, pinned by ID, serves.
+    let snippet = image_id("plimsoll/snippet:latest");
+    let project = image_id("plimsoll/project:latest");
+    let d = Daemon::start(&[
+        ("PLIMSOLL_HARDENED", "1"),
+        ("PLIMSOLL_CLIENTS_FILE", &clients),
+        ("SANDBOX_PROVIDER", "docker"),
+        ("SANDBOX_DOCKER_RUNTIME", "runsc"),
+        ("SANDBOX_DOCKER_IMAGE", &snippet),
+        ("SANDBOX_DOCKER_PROJECT_IMAGE", &project),
+        ("SANDBOX_MEMORY_MB", "256"),
+        ("SANDBOX_CPUS", "1"),
+        ("SANDBOX_DISK_MB", "64"),
+        ("SANDBOX_PIDS", "256"),
+        ("SANDBOX_TOTAL_MEMORY_MB", "2048"),
+        ("SANDBOX_GUEST_UID", "54100"),
+    ]);
+    let (status, _, v) = d.rpc(
+        "Describe",
+        &[(
+            "Authorization",
+            "Bearer alice-token-0123456789abcdef0123456789",
+        )],
+        r#"{"protocol":4}"#,
+    );
+    assert_eq!(
+        (status, v["isolation"].as_str()),
+        (200, Some("kernel")),
+        "{v}"
     );
 }

@@ -212,7 +212,7 @@ fn http(
     };
     s.set_read_timeout(Some(timeout)).unwrap();
     let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
     if s.write_all(req.as_bytes()).is_err() {
@@ -516,7 +516,7 @@ fn client_disconnect_cancels_run() {
     let body = long_snippet(25);
     let mut s = TcpStream::connect(&d.addr).unwrap();
     let req = format!(
-        "POST /plimsoll.v1.SandboxService/Run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        "POST /plimsoll.v1.SandboxService/Run HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
     s.write_all(req.as_bytes()).unwrap();
@@ -1155,9 +1155,13 @@ fn cpu_ticks(pid: u32) -> u64 {
 }
 
 /// FT13: plimsolld at its descriptor limit (`RLIMIT_NOFILE` 256): idle
-/// connections fill it while runs are in flight. Past the cap new
-/// connections get a typed capacity refusal at once, in-flight runs are
-/// answered, the accept loop does not spin, and it recovers when they close.
+/// connections fill it while runs are in flight. Past the cap the listener
+/// closes the connection longest without a request in flight for each new
+/// one, so runs sent on new connections are served, in-flight runs are
+/// answered, the daemon stays under its limit, the accept loop does not spin,
+/// and it recovers when the connections close. (Past the cap with every
+/// connection busy, a new one gets the typed capacity refusal:
+/// `listener::tests::when_every_connection_is_busy_a_new_one_is_refused`.)
 #[test]
 fn daemon_at_its_fd_limit() {
     let _serial = serial();
@@ -1179,46 +1183,47 @@ fn daemon_at_its_fd_limit() {
     );
     // The listening line (logged as the listener starts) names the cap.
     std::thread::sleep(Duration::from_millis(200));
-    assert!(d.logs().contains("\"max_connections\":192"), "{}", d.logs());
-    // The runs in flight outlast the probes: one that ended would free its
-    // connection, and a probe could take that slot.
+    assert!(d.logs().contains("\"max_connections\":144"), "{}", d.logs());
+    let fds = || {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .unwrap()
+            .count()
+    };
     let body = r#"{"protocol":4,"timeoutMs":30000,"javascript":{"code":"setTimeout(()=>console.log(6*7),8000)"}}"#;
     let runs: Vec<_> = (0..3).map(|_| in_flight(&d, body.to_owned())).collect();
     await_running(&docker, 3);
-    // Fill the descriptor budget with idle connections (past the cap: 192).
+    // Fill the descriptor budget with idle connections (past the cap: 144).
     let filled = Instant::now();
     let holders: Vec<TcpStream> = (0..230)
         .filter_map(|_| TcpStream::connect(&d.addr).ok())
         .collect();
-    // Those past the cap have had their refusal by now.
     std::thread::sleep(Duration::from_secs(1));
+    let held = fds();
+    assert!(
+        held < 256,
+        "the daemon stays under its limit: {held} descriptors"
+    );
     let before = cpu_ticks(pid);
     let window = Instant::now();
-    let mut refusals = Vec::new();
-    for _ in 0..5 {
-        let t = Instant::now();
-        let (s, v) = d.run(QUICK);
-        let took = t.elapsed();
-        eprintln!("FT13: a run at the limit answered in {took:?}: {s} {v}");
-        assert_eq!(
-            (s, v["code"].as_str()),
-            (503, Some("resource_exhausted")),
-            "a typed capacity refusal at the limit: {v}"
-        );
-        assert!(took < Duration::from_secs(2), "refused after {took:?}");
-        refusals.push(took);
-        std::thread::sleep(Duration::from_millis(300));
-    }
-    std::thread::sleep(Duration::from_secs(1));
+    std::thread::sleep(Duration::from_secs(2));
     let ticks = cpu_ticks(pid) - before;
     let secs = window.elapsed().as_secs_f64();
     let cpu = ticks as f64 / 100.0 / secs;
     eprintln!(
-        "FT13: {} connections held; plimsolld used {:.1}% of a core over {secs:.1} s at the limit",
+        "FT13: {} connections opened, {held} descriptors held; plimsolld used {:.1}% of a core over {secs:.1} s at the limit",
         holders.len(),
         cpu * 100.0
     );
     assert!(cpu < 0.2, "the accept loop spins: {:.0}% CPU", cpu * 100.0);
+    for _ in 0..5 {
+        let t = Instant::now();
+        let (s, v) = d.run(QUICK);
+        eprintln!(
+            "FT13: a run at the limit answered in {:?}: {s}",
+            t.elapsed()
+        );
+        assert_quick_ok("a run at the limit (an idle connection made room)", (s, v));
+    }
     for (i, h) in runs.into_iter().enumerate() {
         let (s, v, _) = h.join().unwrap();
         eprintln!("FT13: in-flight run {i} answered: {s}");

@@ -598,7 +598,7 @@ fn http(addr: &str, method: &str, path: &str, body: &[u8]) -> (u16, String, Stri
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     write!(
         s,
-        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
         body.len()
     )
     .unwrap();
@@ -880,7 +880,7 @@ impl Tier {
                 "base_url": api.url,
                 "allow": ["GET /v1/items/*", "POST /v1/items"],
                 "allowed_callers": ["static"],
-                "max_calls": 8,
+                "max_calls": 12,
                 "token": {"type": "static", "env": "HOSTILE_API_TOKEN"},
             }}})
             .to_string(),

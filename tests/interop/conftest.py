@@ -37,7 +37,14 @@ class Daemon:
         self.proc = subprocess.Popen([str(BINARY)], env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.lines = []
         self.url = None
+        self.metrics_url = None
+        # Over TLS the URL names localhost, which the test certificates name.
+        scheme, host = ("https", "localhost") if "PLIMSOLL_TLS_CERT" in env else ("http", None)
         ready = threading.Event()
+
+        def url(addr):
+            port = addr.rsplit(":", 1)[1]
+            return f"{scheme}://{host}:{port}" if host else f"{scheme}://{addr}"
 
         def pump():
             for line in self.proc.stderr:
@@ -46,8 +53,10 @@ class Daemon:
                     ev = json.loads(line)
                 except ValueError:
                     continue
+                if ev.get("message") == "metrics listening":
+                    self.metrics_url = url(ev["addr"])
                 if ev.get("message") == "listening":
-                    self.url = "http://" + ev["addr"]
+                    self.url = url(ev["addr"])
                     ready.set()
             ready.set()
 

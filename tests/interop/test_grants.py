@@ -116,7 +116,7 @@ def test_granted_snippet_sends_a_verifiable_jwt(start_daemon, clients_file, api,
         "base_url": base,
         "allow": ["GET /v1/items/*", "POST /v1/items"],
         "allowed_callers": ["alice"],
-        "max_calls": 3,
+        "max_calls": 5,
         "token": {"type": "jwt", "secret_env": "ITEMS_JWT", "audience": "items-api"},
     }}}))
     d = start_daemon(

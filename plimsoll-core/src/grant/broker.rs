@@ -183,9 +183,29 @@ impl Broker {
         f(&mut self.summary.lock().unwrap_or_else(|e| e.into_inner()));
     }
 
+    /// Refuses a call its transport (the socket, the guard) could not take
+    /// whole, e.g. a body over [`MAX_REQUEST_BYTES`]: counted and spent like
+    /// any refusal the broker makes.
+    pub fn refuse(&self, method: &str, status: u16, message: &str) -> GuestAnswer {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.note(|s| s.denied += 1);
+        self.metrics
+            .count(&self.profile.name, method, "(denied)", "denied");
+        GuestAnswer::refusal(status, message)
+    }
+
     /// Makes one call for the guest, or refuses it. Never fails: every outcome
     /// is an HTTP answer.
+    ///
+    /// Every call counts against the profile's `max_calls`, refused ones too,
+    /// so a guest cannot loop on refusals for free.
     pub async fn call(&self, call: GuestCall) -> GuestAnswer {
+        if self.calls.fetch_add(1, Ordering::SeqCst) >= self.profile.max_calls {
+            self.note(|s| s.denied += 1);
+            self.metrics
+                .count(&self.profile.name, &call.method, "(denied)", "denied");
+            return GuestAnswer::refusal(429, "this run's call budget is spent");
+        }
         let route = match approve(&self.profile.allow, &call.method, &call.target) {
             Ok(r) => r.to_string(),
             Err(why) => {
@@ -208,12 +228,6 @@ impl Broker {
                 .count(&self.profile.name, &call.method, &route, "denied");
             return GuestAnswer::refusal(413, "the request body exceeds 1 MiB");
         }
-        if self.calls.fetch_add(1, Ordering::SeqCst) >= self.profile.max_calls {
-            self.note(|s| s.denied += 1);
-            self.metrics
-                .count(&self.profile.name, &call.method, &route, "denied");
-            return GuestAnswer::refusal(429, "this run's call budget is spent");
-        }
         let Ok(_slot) = self.in_flight.try_acquire() else {
             self.note(|s| s.denied += 1);
             return GuestAnswer::refusal(429, "too many calls in flight");
@@ -233,9 +247,15 @@ impl Broker {
                 GuestAnswer::refusal(504, "the API did not answer in time")
             }
         };
-        let class = format!("{}xx", answer.status / 100);
+        let class = match answer.status / 100 {
+            1 => "1xx",
+            2 => "2xx",
+            3 => "3xx",
+            4 => "4xx",
+            _ => "5xx",
+        };
         self.metrics
-            .count(&self.profile.name, &call.method, &route, &class);
+            .count(&self.profile.name, &call.method, &route, class);
         answer
     }
 

@@ -203,7 +203,12 @@ impl Guard {
         let body = match body {
             Err(_) => return refusal(408, "the request body did not arrive in time"),
             Ok(None) => return refusal(503, "the guard is closing"),
-            Ok(Some(None)) => return refusal(413, "the request body exceeds 1 MiB"),
+            Ok(Some(None)) => {
+                return respond(
+                    run.broker
+                        .refuse(&method, 413, "the request body exceeds 1 MiB"),
+                );
+            }
             Ok(Some(Some(body))) => body,
         };
         let a = run

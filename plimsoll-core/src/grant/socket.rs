@@ -304,7 +304,8 @@ async fn handle(
         .unwrap_or_default();
     let content_type = content_type(req.headers());
     let Some(body) = read_body(req.into_body()).await else {
-        return Ok(respond(GuestAnswer::refusal(
+        return Ok(respond(broker.refuse(
+            &method,
             413,
             "the request body exceeds 1 MiB",
         )));

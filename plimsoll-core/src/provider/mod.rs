@@ -54,6 +54,31 @@ pub struct ResourceSettings {
 }
 
 impl ResourceSettings {
+    /// Hardened mode's envelope rule for the dimensions in `wanted`
+    /// (`SANDBOX_MEMORY_MB`, `SANDBOX_CPUS`, `SANDBOX_PIDS`, `SANDBOX_DISK_MB`,
+    /// `SANDBOX_TOTAL_MEMORY_MB`): each must be set to a positive value.
+    pub fn hardened_envelope(
+        &self,
+        admission: &crate::admission::Limits,
+        wanted: &[&'static str],
+    ) -> Vec<crate::hardened::Violation> {
+        let dimensions: Vec<(&'static str, bool)> = wanted
+            .iter()
+            .map(|v| {
+                let set = match *v {
+                    "SANDBOX_MEMORY_MB" => self.memory_mb.is_some_and(|m| m > 0),
+                    "SANDBOX_CPUS" => self.cpus.is_some_and(|c| c > 0.0),
+                    "SANDBOX_PIDS" => self.pids.is_some_and(|p| p > 0),
+                    "SANDBOX_DISK_MB" => self.disk_mb.is_some_and(|d| d > 0),
+                    "SANDBOX_TOTAL_MEMORY_MB" => admission.memory.is_some(),
+                    _ => false,
+                };
+                (*v, set)
+            })
+            .collect();
+        crate::hardened::envelope(&dimensions)
+    }
+
     /// Refuses every setting not in `allowed` (names of variables), naming the first.
     pub fn only(&self, provider: &str, allowed: &[&str]) -> Result<(), ConfigError> {
         let set = [

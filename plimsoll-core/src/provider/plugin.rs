@@ -55,6 +55,18 @@ pub trait ProviderSettings: std::fmt::Debug + Send + Sync + 'static {
     fn warm_members(&self) -> u32 {
         0
     }
+    /// What these settings break of hardened mode's rules for this provider
+    /// (pinned images, no unconfined seccomp, an explicit template, the
+    /// per-run envelope dimensions it needs: [`crate::hardened`]). None by
+    /// default: a provider below the kernel tier fails the isolation rule.
+    fn hardened(
+        &self,
+        _env: &Env<'_>,
+        _resources: &ResourceSettings,
+        _admission: &crate::admission::Limits,
+    ) -> Vec<crate::hardened::Violation> {
+        Vec::new()
+    }
     /// The doctor's checks for this provider on this host. `chosen`: it is the
     /// configured provider, so checks that start sandboxes (its startup proof)
     /// may run.

@@ -40,6 +40,7 @@ pub struct Sessions {
     settings: SessionSettings,
     pipeline: Arc<Pipeline>,
     map: Mutex<HashMap<String, Arc<Entry>>>,
+    opening: Arc<opening::Opening>,
     counters: SessionCounters,
 }
 
@@ -124,6 +125,7 @@ impl Sessions {
             settings,
             pipeline,
             map: Mutex::default(),
+            opening: Arc::default(),
             counters: SessionCounters::default(),
         })
     }
@@ -251,17 +253,18 @@ impl Sessions {
         } else {
             shorten(req.idle_timeout_ms, self.settings.idle)
         };
-        {
+        let _opening = {
             let map = lock(&self.map);
             let open: Vec<&Arc<Entry>> = map.values().filter(|e| e.ended().is_none()).collect();
-            if open.len() >= self.settings.max_sessions as usize {
+            let (opening, opening_mine) = self.opening.count(&caller.principal);
+            if open.len() + opening >= self.settings.max_sessions as usize {
                 self.counters.shed(SessionShed::SessionsFull);
                 return Err(Error::new(
                     ErrorCode::AtCapacity,
                     "every session slot is taken",
                 ));
             }
-            let mine = open.iter().filter(|e| e.owner == caller.principal).count();
+            let mine = open.iter().filter(|e| e.owner == caller.principal).count() + opening_mine;
             if self.settings.max_per_caller > 0 && mine >= self.settings.max_per_caller as usize {
                 self.counters.shed(SessionShed::SessionsPerCaller);
                 return Err(Error::new(
@@ -269,7 +272,9 @@ impl Sessions {
                     "this caller has its limit of open sessions",
                 ));
             }
-        }
+            // Taken under the map's lock, with the check: see `opening`.
+            self.opening.reserve(&caller.principal)
+        };
         // Opening is charged like a run, and a session holds its slot while it runs.
         let permit = p.admission().admit(&caller.principal)?;
         phases.mark(crate::phase::Phase::Admitted);
@@ -606,5 +611,6 @@ impl Sessions {
 /// The protocol number sessions speak (re-exported for surfaces).
 pub const SESSION_PROTOCOL: u32 = PROTOCOL;
 
+mod opening;
 #[cfg(test)]
 mod tests;

@@ -362,6 +362,44 @@ async fn capacity_floor_and_rules_at_open() {
     assert_eq!(e.sessions().unwrap().open_count(), 0);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_opens_stay_within_the_caps() {
+    let (e, flags, _) = engine(on()).await;
+    flags.open_ms.store(200, Ordering::SeqCst);
+    let caller = |p: &str| Caller {
+        principal: p.into(),
+    };
+    // Six callers at once against four slots; then three from one caller
+    // against its two.
+    let opens = ["a", "b", "c", "d", "e", "f"].map(|p| {
+        let (e, c) = (e.clone(), caller(p));
+        tokio::spawn(async move { e.open_session(&c, &open_req()).await })
+    });
+    let mut opened = 0;
+    for o in opens {
+        match o.await.unwrap() {
+            Ok(_) => opened += 1,
+            Err(err) => assert_eq!(err.code(), ErrorCode::AtCapacity),
+        }
+    }
+    assert_eq!(
+        opened, 4,
+        "SANDBOX_MAX_SESSIONS holds under concurrent opens"
+    );
+    assert_eq!(e.sessions().unwrap().open_count(), 4);
+    let (e, flags, _) = engine(on()).await;
+    flags.open_ms.store(200, Ordering::SeqCst);
+    let opens = [0, 1, 2].map(|_| {
+        let e = e.clone();
+        tokio::spawn(async move { e.open_session(&alice(), &open_req()).await })
+    });
+    let mut opened = 0;
+    for o in opens {
+        opened += usize::from(o.await.unwrap().is_ok());
+    }
+    assert_eq!(opened, 2, "the per-caller cap holds under concurrent opens");
+}
+
 #[tokio::test]
 async fn sessions_off_or_unsupported() {
     let (e, _, _) = engine(SessionSettings::default()).await;

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use crate::env::{ConfigError, Env, Var};
+use crate::hardened::{Violation, pinned_image};
 use crate::provider::{
     Checks, Chosen, Plugin, Provider, ProviderSettings, ResourceSettings, Setup,
 };
@@ -97,6 +98,43 @@ impl ProviderSettings for DockerSettings {
 
     fn warm_members(&self) -> u32 {
         self.snippet_pool
+    }
+
+    fn hardened(
+        &self,
+        _env: &Env<'_>,
+        resources: &ResourceSettings,
+        admission: &crate::admission::Limits,
+    ) -> Vec<Violation> {
+        let mut v = Vec::new();
+        for (variable, image) in [
+            ("SANDBOX_DOCKER_IMAGE", &self.image),
+            ("SANDBOX_DOCKER_PROJECT_IMAGE", &self.project_image),
+        ] {
+            if !pinned_image(image) {
+                v.push(Violation::new(
+                    variable,
+                    "must name its image by content in hardened mode: its ID (sha256:<64 hex>) or name@sha256:<64 hex>",
+                ));
+            }
+        }
+        if self.seccomp == SeccompSetting::Unconfined {
+            v.push(Violation::new(
+                "SANDBOX_DOCKER_SECCOMP",
+                "must not be unconfined in hardened mode",
+            ));
+        }
+        v.extend(resources.hardened_envelope(
+            admission,
+            &[
+                "SANDBOX_MEMORY_MB",
+                "SANDBOX_CPUS",
+                "SANDBOX_DISK_MB",
+                "SANDBOX_PIDS",
+                "SANDBOX_TOTAL_MEMORY_MB",
+            ],
+        ));
+        v
     }
 
     fn doctor<'a>(&'a self, setup: &'a Setup, chosen: bool) -> Checks<'a> {

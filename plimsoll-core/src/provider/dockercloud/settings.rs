@@ -13,6 +13,7 @@ use std::sync::Arc;
 use url::Url;
 
 use crate::env::{ConfigError, Env, Var};
+use crate::hardened::Violation;
 use crate::provider::hosted::endpoint;
 use crate::provider::hosted::guard_url::GuardUrl;
 use crate::provider::{
@@ -372,6 +373,16 @@ impl ProviderSettings for DockerCloudSettings {
 
     fn build(&self, setup: &Setup) -> Result<Arc<dyn Provider>, ConfigError> {
         Ok(Arc::new(super::DockerCloud::new(self, setup)?))
+    }
+
+    fn hardened(
+        &self,
+        _env: &Env<'_>,
+        resources: &ResourceSettings,
+        admission: &crate::admission::Limits,
+    ) -> Vec<Violation> {
+        // The image is pinned by digest whatever the mode (refused otherwise).
+        resources.hardened_envelope(admission, &["SANDBOX_MEMORY_MB", "SANDBOX_CPUS"])
     }
 
     fn doctor<'a>(&'a self, setup: &'a Setup, chosen: bool) -> Checks<'a> {

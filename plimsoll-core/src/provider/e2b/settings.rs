@@ -7,6 +7,7 @@ use std::sync::Arc;
 use url::Url;
 
 use crate::env::{ConfigError, Env, Var};
+use crate::hardened::Violation;
 use crate::provider::hosted::endpoint;
 use crate::provider::{
     Checks, Chosen, Plugin, Provider, ProviderSettings, ResourceSettings, Setup,
@@ -248,6 +249,26 @@ impl ProviderSettings for E2bSettings {
 
     fn build(&self, setup: &Setup) -> Result<Arc<dyn Provider>, ConfigError> {
         Ok(Arc::new(super::E2b::new(self, setup)?))
+    }
+
+    fn hardened(
+        &self,
+        env: &Env<'_>,
+        resources: &ResourceSettings,
+        admission: &crate::admission::Limits,
+    ) -> Vec<Violation> {
+        let mut v = Vec::new();
+        if env.get("E2B_TEMPLATE").is_none() {
+            v.push(Violation::new(
+                "E2B_TEMPLATE",
+                "must name the template explicitly in hardened mode",
+            ));
+        }
+        v.extend(resources.hardened_envelope(
+            admission,
+            &["SANDBOX_MEMORY_MB", "SANDBOX_CPUS", "SANDBOX_DISK_MB"],
+        ));
+        v
     }
 
     fn doctor<'a>(&'a self, setup: &'a Setup, chosen: bool) -> Checks<'a> {

@@ -127,12 +127,17 @@ pub(crate) fn vendor_error(vendor: &str, what: &str, answer: &Answer, secrets: &
     ))
 }
 
-/// The first [`ERROR_EXCERPT`] bytes of `body`, printable, one line, each
-/// secret scrubbed (before the cut, so no prefix of one survives it).
+/// The first [`ERROR_EXCERPT`] bytes of `body`, printable, one line, with
+/// every guard credential and each secret scrubbed, as written and as JSON
+/// writers escape it ([`written_forms`]), before the cut, so no prefix of one
+/// survives it.
 pub(crate) fn excerpt(body: &[u8], secrets: &[&str]) -> String {
-    let mut s = String::from_utf8_lossy(body).into_owned();
+    let body = crate::provider::hosted::guard_url::without_guard_credentials(body);
+    let mut s = String::from_utf8_lossy(&body).into_owned();
     for secret in secrets.iter().filter(|s| !s.is_empty()) {
-        s = s.replace(secret, "[redacted]");
+        for form in written_forms(secret) {
+            s = s.replace(&form, "[redacted]");
+        }
     }
     let mut s: String = s
         .chars()
@@ -149,9 +154,57 @@ pub(crate) fn excerpt(body: &[u8], secrets: &[&str]) -> String {
     s.trim().to_owned()
 }
 
+/// The ways a JSON writer may put `secret` in a string: as it is; escaped
+/// as serde_json does (`"`, `\\` and control characters); as Go's
+/// `encoding/json` does (and `<`, `>`, `&`, U+2028 and U+2029 as `\\u…`); and
+/// each of those with `/` as `\\/`.
+pub(crate) fn written_forms(secret: &str) -> Vec<String> {
+    let quoted = serde_json::to_string(secret).unwrap_or_default();
+    let serde = quoted
+        .get(1..quoted.len().saturating_sub(1))
+        .unwrap_or_default()
+        .to_owned();
+    let go = serde
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029");
+    let mut forms: Vec<String> = Vec::new();
+    for f in [secret.to_owned(), serde, go] {
+        for f in [f.replace('/', "\\/"), f] {
+            if !f.is_empty() && !forms.contains(&f) {
+                forms.push(f);
+            }
+        }
+    }
+    forms
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_secret_is_scrubbed_as_json_writers_escape_it() {
+        let token = r#"tok/en"with\slash<&>"#;
+        for written in [
+            token.to_owned(),
+            serde_json::to_string(token).unwrap(),
+            r#""tok\/en\"with\\slash\u003c\u0026\u003e""#.to_owned(),
+        ] {
+            let s = excerpt(format!("denied: {written}!").as_bytes(), &[token]);
+            assert!(!s.contains("tok"), "{written} -> {s}");
+            assert!(s.contains("[redacted]"), "{s}");
+        }
+        // A guard credential is scrubbed whatever the caller passes.
+        let crg = format!("crg_{}", "a1".repeat(32));
+        let s = excerpt(
+            format!("exec failed: curl -H 'Bearer {crg}'").as_bytes(),
+            &[],
+        );
+        assert!(!s.contains(&crg[4..]), "{s}");
+    }
 
     #[test]
     fn an_excerpt_is_cut_one_line_and_scrubbed() {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use url::Url;
 
 use crate::env::{ConfigError, Env, Var};
+use crate::hardened::Violation;
 use crate::provider::{
     Checks, Chosen, Plugin, Provider, ProviderSettings, ResourceSettings, Setup,
 };
@@ -226,6 +227,26 @@ impl ProviderSettings for OpenShellSettings {
 
     fn build(&self, setup: &Setup) -> Result<Arc<dyn Provider>, ConfigError> {
         Ok(Arc::new(super::OpenShell::new(self, setup)?))
+    }
+
+    fn hardened(
+        &self,
+        _env: &Env<'_>,
+        resources: &ResourceSettings,
+        admission: &crate::admission::Limits,
+    ) -> Vec<Violation> {
+        let mut v = Vec::new();
+        if !crate::hardened::pinned_image(&self.image) {
+            v.push(Violation::new(
+                "SANDBOX_OPENSHELL_IMAGE",
+                "must be pinned by digest in hardened mode: name@sha256:<64 hex>",
+            ));
+        }
+        v.extend(resources.hardened_envelope(
+            admission,
+            &["SANDBOX_MEMORY_MB", "SANDBOX_CPUS", "SANDBOX_DISK_MB"],
+        ));
+        v
     }
 
     fn doctor<'a>(&'a self, setup: &'a Setup, chosen: bool) -> Checks<'a> {
