@@ -53,6 +53,10 @@ pub struct Config {
     /// Advisories the operator accepts (`SANDBOX_ACCEPT_ADVISORIES`): the
     /// wall is painted despite them, and every record says so.
     pub accepted_advisories: Vec<String>,
+    /// Paid-second allowances (`SANDBOX_PAID_SECONDS_PER_DAY`, and each
+    /// caller's, which the embedder or the daemon's clients file sets):
+    /// metered providers only.
+    pub paid: crate::paid::Allowances,
 }
 
 impl Default for Config {
@@ -66,6 +70,7 @@ impl Default for Config {
             grants: std::sync::Arc::default(),
             sessions: SessionSettings::default(),
             accepted_advisories: Vec::new(),
+            paid: crate::paid::Allowances::default(),
         }
     }
 }
@@ -125,7 +130,30 @@ impl Config {
         };
         let accepted_advisories =
             crate::advisory::parse_accepted(env.get(crate::advisory::ACCEPT_VAR))?;
+        let paid = crate::paid::Allowances {
+            daemon: match env.u32("SANDBOX_PAID_SECONDS_PER_DAY")? {
+                None => None,
+                Some(0) => {
+                    return Err(ConfigError::new(
+                        "SANDBOX_PAID_SECONDS_PER_DAY",
+                        "must be positive (unset it for no budget)",
+                    ));
+                }
+                Some(_) if !provider.plugin().metered => {
+                    return Err(ConfigError::new(
+                        "SANDBOX_PAID_SECONDS_PER_DAY",
+                        format!(
+                            "the {} provider is not billed by the second (e2b and dockercloud are); unset it",
+                            provider.plugin().name
+                        ),
+                    ));
+                }
+                Some(s) => Some(u64::from(s)),
+            },
+            callers: Default::default(),
+        };
         Ok(Config {
+            paid,
             provider,
             accepted_advisories,
             min_isolation,

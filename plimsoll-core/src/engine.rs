@@ -167,11 +167,13 @@ impl Engine {
                 minimum: config.min_isolation,
             });
         }
+        let paid = (config.provider.plugin().metered && !config.paid.is_empty())
+            .then(|| crate::paid::Ledger::new(config.paid.clone()));
         let pipeline = Arc::new(Pipeline::new(
             provider,
             proven,
             config.instance.clone(),
-            Admission::new(config.admission),
+            (Admission::new(config.admission), paid),
             config.grants.clone(),
             wall,
         ));
@@ -313,6 +315,10 @@ impl Engine {
             durations: self.pipeline.durations().snapshot(),
             phases: self.pipeline.phase_durations().snapshot(),
             session_shed: counters.shed_counts(),
+            paid_shed: self.pipeline.paid().map_or_else(
+                || crate::paid::Short::ALL.iter().map(|s| (*s, 0)).collect(),
+                |l| l.shed_counts(),
+            ),
             waits: counters.wait_counts(),
             sessions: self.sessions.stats(),
             pool: self.provider().pool().unwrap_or_default(),
@@ -406,6 +412,8 @@ impl Engine {
         let timeout = Duration::from_millis(u64::from(timeout_ms));
         // Shed, never queue; the permit is released on every path out, a drop included.
         let _permit = p.admission().admit(&caller.principal)?;
+        // A metered sandbox's seconds, reserved before it is made.
+        let paid = p.reserve_paid(&caller.principal, timeout)?;
         // The credential is obtained once per run, after admission.
         let ctx = p.context(
             timeout,
@@ -417,6 +425,9 @@ impl Engine {
         phases.mark(crate::phase::Phase::Admitted);
         report.grant = ctx.grant.clone();
         let (output, started, elapsed) = p.dispatch(Target::Fresh, &request.payload, &ctx).await;
+        if let Some(paid) = paid {
+            paid.settle();
+        }
         let output = output?;
         let evidence = p.evidence(&admitted.env);
         let record = p.stamp(

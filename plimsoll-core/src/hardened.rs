@@ -60,6 +60,8 @@ pub struct Daemon {
     pub insecure: bool,
     /// Every listener: its variable, its address, and whether it serves TLS.
     pub listeners: Vec<(&'static str, SocketAddr, bool)>,
+    /// Whether every caller has a paid-second allowance of its own.
+    pub paid_for_every_caller: bool,
 }
 
 /// The isolation rule, once the tier is proven.

@@ -27,6 +27,7 @@ pub mod hardened;
 pub mod json;
 pub mod loopback;
 pub mod metrics;
+pub mod paid;
 pub mod phase;
 mod pipeline;
 pub mod provider;

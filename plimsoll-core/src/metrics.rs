@@ -402,6 +402,9 @@ pub struct Snapshot {
     pub phases: Vec<(crate::phase::Phase, HistogramSnapshot)>,
     /// The session manager's refusals as at capacity, by reason.
     pub session_shed: Vec<(SessionShed, u64)>,
+    /// Runs shed for want of paid seconds, by reason (zero when no
+    /// allowance applies).
+    pub paid_shed: Vec<(crate::paid::Short, u64)>,
     /// Waits by reason.
     pub waits: Vec<(Wait, u64)>,
     /// Sessions now.

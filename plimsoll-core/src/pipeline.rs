@@ -94,6 +94,7 @@ pub(crate) struct Pipeline {
     proven: Isolation,
     instance: String,
     admission: Admission,
+    paid: Option<Arc<crate::paid::Ledger>>,
     grants: Arc<Grants>,
     wall: Wall,
     counters: Counters,
@@ -148,7 +149,7 @@ impl Pipeline {
         provider: Arc<dyn Provider>,
         proven: Isolation,
         instance: String,
-        admission: Admission,
+        (admission, paid): (Admission, Option<Arc<crate::paid::Ledger>>),
         grants: Arc<Grants>,
         wall: Wall,
     ) -> Pipeline {
@@ -157,6 +158,7 @@ impl Pipeline {
             proven,
             instance,
             admission,
+            paid,
             grants,
             wall,
             counters: Counters::default(),
@@ -178,6 +180,25 @@ impl Pipeline {
     /// The admission controller.
     pub fn admission(&self) -> &Admission {
         &self.admission
+    }
+
+    /// The paid-second ledger, when the provider is metered and an
+    /// allowance is set.
+    pub fn paid(&self) -> Option<&Arc<crate::paid::Ledger>> {
+        self.paid.as_ref()
+    }
+
+    /// Reserves the paid seconds of a run of `timeout` for `principal`
+    /// (nothing when no allowance applies), or sheds it.
+    pub fn reserve_paid(
+        &self,
+        principal: &str,
+        timeout: Duration,
+    ) -> Result<Option<crate::paid::Reservation>> {
+        self.paid
+            .as_ref()
+            .map(|l| l.reserve(principal, timeout))
+            .transpose()
     }
 
     /// The grant profiles.

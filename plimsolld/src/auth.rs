@@ -37,7 +37,9 @@ impl Principal {
 #[derive(Debug)]
 pub enum Verifier {
     /// `PLIMSOLL_CLIENTS_FILE`: fingerprint → principal.
-    Clients(HashMap<[u8; 32], Principal>),
+    /// `PLIMSOLL_CLIENTS_FILE`: principals by token fingerprint, and the
+    /// paid-second allowances of those that have one.
+    Clients(HashMap<[u8; 32], Principal>, HashMap<String, u64>),
     /// `PLIMSOLL_TOKEN`: one shared token, principal `static`.
     Token([u8; 32]),
     /// No authentication: the anonymous principal with every scope.
@@ -56,6 +58,8 @@ struct ClientEntry {
     id: String,
     token_sha256: String,
     scopes: Vec<String>,
+    #[serde(default)]
+    paid_seconds_per_day: Option<u64>,
 }
 
 fn fingerprint(token: &str) -> [u8; 32] {
@@ -99,7 +103,8 @@ impl Verifier {
         }
     }
 
-    /// Parses a clients file: `{"clients":[{"id","token_sha256","scopes"}]}`,
+    /// Parses a clients file:
+    /// `{"clients":[{"id","token_sha256","scopes",["paid_seconds_per_day"]}]}`,
     /// strictly (unknown fields, duplicates, bad hex or ids are errors).
     pub fn parse_clients(text: &[u8]) -> Result<Verifier, String> {
         let f: ClientsFile = plimsoll_core::wire::json::decode(text)?;
@@ -107,6 +112,7 @@ impl Verifier {
             return Err("the clients file lists no clients".into());
         }
         let mut map = HashMap::new();
+        let mut paid = HashMap::new();
         for (i, c) in f.clients.into_iter().enumerate() {
             let id_ok = !c.id.is_empty()
                 && c.id.len() <= 128
@@ -136,6 +142,17 @@ impl Verifier {
             if map.values().any(|p: &Principal| p.id == c.id) {
                 return Err(format!("client {i}: duplicate id"));
             }
+            match c.paid_seconds_per_day {
+                None => {}
+                Some(0) => {
+                    return Err(format!(
+                        "client {i}: paid_seconds_per_day must be positive (leave it out for no allowance of its own)"
+                    ));
+                }
+                Some(s) => {
+                    paid.insert(c.id.clone(), s);
+                }
+            }
             if map
                 .insert(
                     digest,
@@ -149,7 +166,7 @@ impl Verifier {
                 return Err(format!("client {i}: duplicate token_sha256"));
             }
         }
-        Ok(Verifier::Clients(map))
+        Ok(Verifier::Clients(map, paid))
     }
 
     /// Whether callers must authenticate.
@@ -157,11 +174,29 @@ impl Verifier {
         matches!(self, Verifier::Open)
     }
 
+    /// The callers' own paid-second allowances (`paid_seconds_per_day` in
+    /// the clients file), by principal id.
+    pub fn paid_allowances(&self) -> HashMap<String, u64> {
+        match self {
+            Verifier::Clients(_, paid) => paid.clone(),
+            _ => HashMap::new(),
+        }
+    }
+
+    /// Whether every caller has a paid-second allowance of its own (a clients
+    /// file in which each client names one).
+    pub fn every_caller_paid(&self) -> bool {
+        match self {
+            Verifier::Clients(map, paid) => map.values().all(|p| paid.contains_key(&p.id)),
+            _ => false,
+        }
+    }
+
     /// How callers authenticate, for hardened mode's rules.
     pub fn auth(&self) -> plimsoll_core::hardened::Auth {
         use plimsoll_core::hardened::Auth;
         match self {
-            Verifier::Clients(_) => Auth::ClientsFile,
+            Verifier::Clients(..) => Auth::ClientsFile,
             Verifier::Token(_) => Auth::SharedToken,
             Verifier::Open => Auth::Open,
         }
@@ -170,7 +205,7 @@ impl Verifier {
     /// A short description for the startup log.
     pub fn describe(&self) -> String {
         match self {
-            Verifier::Clients(m) => format!("clients file ({} clients)", m.len()),
+            Verifier::Clients(m, _) => format!("clients file ({} clients)", m.len()),
             Verifier::Token(_) => "shared token".into(),
             Verifier::Open => "none (open development mode)".into(),
         }
@@ -213,7 +248,7 @@ impl Verifier {
         }
         let presented = fingerprint(token);
         match self {
-            Verifier::Clients(map) => map.get(&presented).cloned().ok_or_else(unauthenticated),
+            Verifier::Clients(map, _) => map.get(&presented).cloned().ok_or_else(unauthenticated),
             Verifier::Token(want) => {
                 if bool::from(want.ct_eq(&presented)) {
                     Ok(Principal {

@@ -179,6 +179,9 @@ fn encode_engine(enc: &mut DescriptorEncoder, s: &Snapshot, capacity: u32) -> Fm
     for (why, n) in &s.session_shed {
         f.counter(&[("reason", why.as_str())], *n)?;
     }
+    for (why, n) in &s.paid_shed {
+        f.counter(&[("reason", why.as_str())], *n)?;
+    }
     let mut f = family(
         enc,
         "plimsoll_admission_waits",

@@ -97,10 +97,11 @@ pub struct Body {
 }
 
 impl Body {
-    /// Parses the body, giving back its bytes and its slot whatever the outcome.
-    fn decode<T: DeserializeOwned>(self) -> Result<T, ConnectError> {
+    /// Parses the body, giving back its bytes and its slot whatever the
+    /// outcome; the error is the parser's message.
+    fn decode<T: DeserializeOwned>(self) -> Result<T, String> {
         let Body { bytes, slot } = self;
-        let parsed = decode(&bytes).map_err(bad_body);
+        let parsed = decode(&bytes);
         drop((bytes, slot));
         parsed
     }
@@ -115,11 +116,11 @@ pub async fn dispatch(
 ) -> Result<Vec<u8>, ConnectError> {
     match procedure {
         Procedure::Describe => {
-            body.decode::<DescribeRequest>()?;
+            body.decode::<DescribeRequest>().map_err(bad_body)?;
             Ok(encode(&app.engine.describe()))
         }
         Procedure::Run => {
-            let wire: RunRequest = body.decode()?;
+            let wire: RunRequest = body.decode().map_err(bad_body)?;
             check_protocol(wire.protocol).map_err(|e| connect(&e))?;
             let request = wire.into_request().map_err(|e| connect(&e))?;
             run(app, principal, request)
@@ -128,7 +129,7 @@ pub async fn dispatch(
                 .map_err(|e| connect(&e))
         }
         Procedure::OpenSession => {
-            let wire: OpenSessionRequest = body.decode()?;
+            let wire: OpenSessionRequest = body.decode().map_err(bad_body)?;
             let open = app
                 .engine
                 .open_session(&caller(principal), &wire)
@@ -138,7 +139,7 @@ pub async fn dispatch(
             Ok(encode(&open))
         }
         Procedure::SessionRun => {
-            let wire: RunRequest = body.decode()?;
+            let wire: RunRequest = body.decode().map_err(bad_body)?;
             check_protocol(wire.protocol).map_err(|e| connect(&e))?;
             let session_id = wire.session_id.clone();
             let request = wire.into_request().map_err(|e| connect(&e))?;
@@ -148,7 +149,7 @@ pub async fn dispatch(
                 .map_err(|e| connect(&e))
         }
         Procedure::CloseSession => {
-            let wire: CloseSessionRequest = body.decode()?;
+            let wire: CloseSessionRequest = body.decode().map_err(bad_body)?;
             let closed = app
                 .engine
                 .close_session(&caller(principal), wire.protocol, &wire.session_id)

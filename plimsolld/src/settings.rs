@@ -131,6 +131,17 @@ impl Settings {
         };
         let log_filter = env.get("PLIMSOLL_LOG").unwrap_or_else(|| "info".into());
         let verifier = Verifier::load(env)?;
+        let mut core = core;
+        core.paid.callers = verifier.paid_allowances();
+        if !core.paid.callers.is_empty() && !core.provider.plugin().metered {
+            return Err(ConfigError::new(
+                "PLIMSOLL_CLIENTS_FILE",
+                format!(
+                    "paid_seconds_per_day applies to providers billed by the second (e2b, dockercloud), not {}; remove it",
+                    core.provider.plugin().name
+                ),
+            ));
+        }
         let insecure = env.bool("PLIMSOLL_INSECURE")?;
         let hardened = env.bool("PLIMSOLL_HARDENED")?;
         let tls = TlsFiles::from_pair(
@@ -169,6 +180,7 @@ impl Settings {
             auth: self.verifier.auth(),
             insecure: self.insecure,
             listeners,
+            paid_for_every_caller: self.verifier.every_caller_paid(),
         };
         plimsoll_core::config::hardened::early(&self.core, env, &daemon)
     }

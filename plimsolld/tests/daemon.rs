@@ -867,7 +867,11 @@ fn hardened_mode_names_every_broken_rule() {
         ("E2B_API_URL", "http://127.0.0.1:1"),
         ("E2B_SANDBOX_URL", "http://127.0.0.1:2"),
     ]);
-    named(&stderr, &["E2B_TEMPLATE", "SANDBOX_MEMORY_MB"]);
+    // (and the clients file names no paid allowance for alice).
+    named(
+        &stderr,
+        &["E2B_TEMPLATE", "SANDBOX_MEMORY_MB", "PLIMSOLL_CLIENTS_FILE"],
+    );
     // `--check` reports the same rules and fails.
     let out = command(&[("PLIMSOLL_HARDENED", "1"), ("SANDBOX_RATE_PER_MIN", "0")])
         .args(["--check", "--json"])

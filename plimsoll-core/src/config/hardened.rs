@@ -42,6 +42,15 @@ pub fn early(config: &Config, env: &Env<'_>, daemon: &Daemon) -> Vec<Violation> 
             .settings()
             .hardened(env, &config.resources, &config.admission),
     );
+    if config.provider.plugin().metered && !daemon.paid_for_every_caller {
+        v.push(Violation::new(
+            "PLIMSOLL_CLIENTS_FILE",
+            format!(
+                "the {} provider is billed by the second: in hardened mode every client names its paid_seconds_per_day",
+                config.provider.plugin().name
+            ),
+        ));
+    }
     let a = &config.admission;
     if a.rate_per_min == 0 {
         v.push(Violation::new(
@@ -86,6 +95,7 @@ mod tests {
             auth,
             insecure,
             listeners: vec![("PLIMSOLL_ADDR", addr.parse().unwrap(), tls)],
+            paid_for_every_caller: false,
         }
     }
 

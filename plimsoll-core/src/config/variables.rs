@@ -65,6 +65,11 @@ pub const VARIABLES: &[Var] = &[
         help: "per-caller token bucket capacity",
     },
     Var {
+        name: "SANDBOX_PAID_SECONDS_PER_DAY",
+        default: "no budget",
+        help: "e2b and dockercloud: the daemon's paid sandbox seconds per UTC day; a run reserves its timeout plus 33 s and is charged its wall time, and one that would pass it is shed (paid_daemon); per caller: paid_seconds_per_day in the clients file (paid_caller)",
+    },
+    Var {
         name: "PLIMSOLL_GRANTS_FILE",
         default: "none",
         help: "JSON grant profiles: the routes of an API a run may call through the broker",

@@ -22,10 +22,13 @@ pub fn method_label(method: &str) -> &'static str {
         .unwrap_or(OTHER_METHOD)
 }
 
+/// A series: profile, method label, route pattern, outcome.
+type Series = (String, &'static str, String, &'static str);
+
 /// Call counters shared by every run's broker.
 #[derive(Debug, Default)]
 pub struct CallMetrics {
-    counts: Mutex<BTreeMap<(String, &'static str, String, &'static str), u64>>,
+    counts: Mutex<BTreeMap<Series, u64>>,
 }
 
 impl CallMetrics {

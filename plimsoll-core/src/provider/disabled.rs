@@ -25,6 +25,7 @@ pub static PLUGIN: Plugin = Plugin {
     exclusive: &[],
     areas: &[],
     remote: false,
+    metered: false,
     from_env,
     defaults: || Chosen::new(Disabled),
 };

@@ -90,6 +90,9 @@ pub struct Plugin {
     /// Its sandboxes run on other machines: the admission memory budget does
     /// not apply (the count does).
     pub remote: bool,
+    /// Its sandboxes are billed by the second: paid-second allowances
+    /// ([`crate::paid`]) apply, and hardened mode asks one of every caller.
+    pub metered: bool,
     /// Reads its settings when it is the chosen provider.
     pub from_env: fn(&Env<'_>, &ResourceSettings) -> Result<Chosen, ConfigError>,
     /// Its settings when it is not chosen (for the doctor).

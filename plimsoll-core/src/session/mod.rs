@@ -439,10 +439,14 @@ impl Sessions {
         );
         // The session's sandbox, resumed and checked, is the call's.
         phases.acquired(entry.source);
+        let paid = p.reserve_paid(&caller.principal, timeout)?;
         let ctx = p.context(timeout, profile, &caller.principal, cancel, phases.clone())?;
         let (output, started, elapsed) = p
             .dispatch(Target::Session(&*sandbox), &request.payload, &ctx)
             .await;
+        if let Some(paid) = paid {
+            paid.settle();
+        }
         lock(&entry.state).last_used = Instant::now();
         // The chain counts every call that ran or may have run.
         let record = |output: Option<&_>, unanswered: &str| {

@@ -29,6 +29,7 @@ pub static PLUGIN: Plugin = Plugin {
     exclusive: EXCLUSIVE,
     areas: &["docker", "host"],
     remote: false,
+    metered: false,
     from_env,
     defaults: || Chosen::new(DockerSettings::default()),
 };

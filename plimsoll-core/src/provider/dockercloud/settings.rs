@@ -107,6 +107,7 @@ pub static PLUGIN: Plugin = Plugin {
     exclusive: EXCLUSIVE,
     areas: &["dockercloud"],
     remote: true,
+    metered: true,
     from_env,
     defaults: || Chosen::new(DockerCloudSettings::default()),
 };

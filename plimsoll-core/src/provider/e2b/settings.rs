@@ -80,6 +80,7 @@ pub static PLUGIN: Plugin = Plugin {
     exclusive: EXCLUSIVE,
     areas: &["e2b"],
     remote: true,
+    metered: true,
     from_env,
     defaults: || Chosen::new(E2bSettings::default()),
 };

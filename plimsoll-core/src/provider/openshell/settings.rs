@@ -68,6 +68,7 @@ pub static PLUGIN: Plugin = Plugin {
     // The sandboxes run on the gateway's host: the memory budget is not
     // this daemon's (a gateway on this same host is the operator's sizing).
     remote: true,
+    metered: false,
     from_env,
     defaults: || Chosen::new(OpenShellSettings::default()),
 };

@@ -23,6 +23,7 @@ pub static PLUGIN: Plugin = Plugin {
     exclusive: &[],
     areas: &["wasm"],
     remote: false,
+    metered: false,
     from_env,
     defaults: || Chosen::new(WasmSettings),
 };
