@@ -173,6 +173,51 @@ def _free_port():
         return s.getsockname()[1]
 
 
+class Flood:
+    """Keeps about `held` connections open to each of `ports` (half of them
+    with a request line begun and never finished), opening new ones as the
+    daemon closes the old, until stopped: what an attacker who can reach the
+    listeners holds against them."""
+
+    def __init__(self, ports, held=1000):
+        self.ports, self.held, self.opened = ports, held, 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        from collections import deque
+        conns = deque()
+        while not self.stop.is_set():
+            for port in self.ports:
+                try:
+                    c = socket.create_connection(("127.0.0.1", port), timeout=5)
+                except OSError:
+                    continue
+                if self.opened % 2:
+                    c.sendall(b"POST /v1/e2b/guard/v1/items/1 HTTP/1.1\r\nHost: g")
+                self.opened += 1
+                conns.append(c)
+            while len(conns) > self.held * len(self.ports):
+                conns.popleft().close()
+            self.stop.wait(0.005)
+        for c in conns:
+            c.close()
+
+    def __enter__(self):
+        # Under way only once it holds its full count.
+        for _ in range(600):
+            if self.opened >= self.held * len(self.ports):
+                break
+            self.stop.wait(0.1)
+        assert self.opened >= self.held * len(self.ports), self.opened
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(30)
+
+
 def test_e2b_granted_snippet_reaches_the_api_through_the_guard(start_daemon, clients_file, api, tmp_path):
     base, seen = api
     grants, api_token = _static_grants(tmp_path, base)
@@ -195,7 +240,12 @@ def test_e2b_granted_snippet_reaches_the_api_through_the_guard(start_daemon, cli
         c = plimsoll_client.Client(d.url, token=TOKEN_ALICE)
         info = c.describe()
         assert info.supports_javascript_grants and info.supports_project_grants
-        _granted_snippet_and_project(c, seen, api_token, "vm")
+        # A flood of idle and half-sent connections on both listeners: the
+        # granted VM's calls through the guard are answered all the same.
+        rpc_port = int(d.url.rsplit(":", 1)[1])
+        with Flood([rpc_port, guard_port]) as flood:
+            _granted_snippet_and_project(c, seen, api_token, "vm")
+        assert flood.opened >= 2000, flood.opened
         # The guard credential is E2B's proxy's to add: the VM holds none.
         r = c.run_javascript(
             "console.log(Object.keys(process.env).filter((k) => /crg|TOKEN|KEY/.test(k)).length)",
