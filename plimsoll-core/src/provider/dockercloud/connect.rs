@@ -41,7 +41,6 @@ use super::multipart::Downloaded;
 use super::sandbox::NAME_PREFIX;
 use crate::error::{Error, Result};
 use crate::loopback::is_loopback_url;
-use crate::provider::hosted::guard_url::without_guard_credentials;
 use crate::provider::hosted::http::{Answer, Http, excerpt, read_limited};
 
 /// How long one management call may take.
@@ -293,10 +292,7 @@ impl Connect {
 
     /// A refusal as an error, naming `permission` when it is one.
     fn fail(&self, what: &str, r: &Refused, permission: Permission) -> Error {
-        let body = excerpt(
-            &without_guard_credentials(&r.answer.body),
-            &[self.auth.pat()],
-        );
+        let body = excerpt(&r.answer.body, &[self.auth.pat()]);
         if r.code == "permission_denied" {
             return Error::infrastructure(format!(
                 "Docker refused {what} ({}: {body}; the token lacks the {} permission)",

@@ -160,10 +160,7 @@ impl Api {
         Error::infrastructure(format!(
             "{what}: E2B answered {}: {}",
             a.status.as_u16(),
-            excerpt(
-                &crate::provider::hosted::guard_url::without_guard_credentials(&a.body),
-                &[self.key.expose()]
-            )
+            excerpt(&a.body, &[self.key.expose()])
         ))
     }
 
