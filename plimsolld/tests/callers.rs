@@ -12,8 +12,11 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
+
+#[path = "support/spawn.rs"]
+mod spawn;
 
 const BIN: &str = env!("CARGO_BIN_EXE_plimsolld");
 const TOKEN: &str = "callers-suite-token-0123456789abcdef";
@@ -27,47 +30,17 @@ struct Daemon {
 impl Daemon {
     /// Starts plimsolld with `env`, under a descriptor limit when `nofile`.
     fn start(env: &[(&str, &str)], nofile: Option<u64>) -> Daemon {
-        let mut c = match nofile {
+        let mut env = env.to_vec();
+        env.push(("PLIMSOLL_LOG", "warn,plimsolld=info"));
+        let c = match nofile {
             Some(n) => {
-                let mut c = Command::new("prlimit");
+                let mut c = spawn::command("prlimit", &env);
                 c.arg(format!("--nofile={n}:{n}")).arg(BIN);
                 c
             }
-            None => Command::new(BIN),
+            None => spawn::command(BIN, &env),
         };
-        for (k, _) in std::env::vars() {
-            if k.starts_with("SANDBOX_") || k.starts_with("PLIMSOLL_") {
-                c.env_remove(k);
-            }
-        }
-        c.env("PLIMSOLL_ADDR", "127.0.0.1:0")
-            .env("PLIMSOLL_METRICS_ADDR", "127.0.0.1:0")
-            .env("PLIMSOLL_LOG_FORMAT", "json")
-            .env("PLIMSOLL_LOG", "warn,plimsolld=info");
-        for (k, v) in env {
-            c.env(k, v);
-        }
-        let mut child = c
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let mut metrics = String::new();
-        let addr = loop {
-            let line = lines
-                .next()
-                .expect("plimsolld exited before listening")
-                .unwrap();
-            let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
-            if v["message"] == "metrics listening" {
-                metrics = v["addr"].as_str().unwrap().to_owned();
-            }
-            if v["message"] == "listening" {
-                break v["addr"].as_str().unwrap().to_owned();
-            }
-        };
-        std::thread::spawn(move || for _ in lines {});
+        let (child, addr, metrics) = spawn::spawn_listening(c);
         Daemon {
             child,
             addr,

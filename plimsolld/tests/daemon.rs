@@ -4,27 +4,18 @@
     reason = "a test helper that cannot do its job should fail the test loudly"
 )]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_plimsolld");
 
+#[path = "support/spawn.rs"]
+mod spawn;
+
 fn command(env: &[(&str, &str)]) -> Command {
-    let mut c = Command::new(BIN);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("SANDBOX_") || k.starts_with("PLIMSOLL_") {
-            c.env_remove(k);
-        }
-    }
-    c.env("PLIMSOLL_ADDR", "127.0.0.1:0")
-        .env("PLIMSOLL_METRICS_ADDR", "127.0.0.1:0")
-        .env("PLIMSOLL_LOG_FORMAT", "json");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c
+    spawn::command(BIN, env)
 }
 
 /// Runs a daemon expected to refuse to start; returns (exit code, stderr).
@@ -44,27 +35,7 @@ struct Daemon {
 
 impl Daemon {
     fn start(env: &[(&str, &str)]) -> Daemon {
-        let mut child = command(env)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let mut metrics = String::new();
-        let addr = loop {
-            let line = lines
-                .next()
-                .expect("plimsolld exited before listening")
-                .unwrap();
-            let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
-            if v["message"] == "metrics listening" {
-                metrics = v["addr"].as_str().unwrap().to_owned();
-            }
-            if v["message"] == "listening" {
-                break v["addr"].as_str().unwrap().to_owned();
-            }
-        };
-        std::thread::spawn(move || for _ in lines {});
+        let (child, addr, metrics) = spawn::spawn_listening(command(env));
         Daemon {
             child,
             addr,
